@@ -1,0 +1,83 @@
+// Element types of opreg tensors, their names (opreg's short names and PyTorch's), sizes and the
+// mapping to PyTorch's c10::ScalarType integer codes.
+//
+// Thread safety: all functions are pure.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace opreg {
+
+enum class DType : uint8_t {
+  kFloat32,
+  kFloat64,
+  kFloat16,
+  kBFloat16,
+  kInt8,
+  kUInt8,
+  kInt16,
+  kInt32,
+  kInt64,
+  kBool,
+  kFloat8E4M3FN,
+  kFloat8E5M2,
+};
+
+// Number of DType enumerators (for tables and loops).
+inline constexpr int kNumDTypes = 12;
+
+// Bytes per element.
+constexpr size_t ItemSize(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat64:
+    case DType::kInt64:
+      return 8;
+    case DType::kFloat32:
+    case DType::kInt32:
+      return 4;
+    case DType::kFloat16:
+    case DType::kBFloat16:
+    case DType::kInt16:
+      return 2;
+    case DType::kInt8:
+    case DType::kUInt8:
+    case DType::kBool:
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E5M2:
+      return 1;
+  }
+  return 0;
+}
+
+// opreg's short name: f32 f64 f16 bf16 i8 u8 i16 i32 i64 bool f8e4m3fn f8e5m2.
+std::string_view DTypeName(DType dtype);
+
+// PyTorch's name (torch.<name>): float32 float64 float16 bfloat16 int8 uint8 int16 int32 int64
+// bool float8_e4m3fn float8_e5m2.
+std::string_view TorchDTypeName(DType dtype);
+
+// Parses a short name, a PyTorch name (optionally prefixed "torch.") or an unambiguous PyTorch
+// alias (half, float, double, long, int, short). InvalidArgument error otherwise, listing the
+// accepted names.
+absl::StatusOr<DType> ParseDType(std::string_view name);
+
+// True for f32 f64 f16 bf16 f8e4m3fn f8e5m2.
+bool IsFloatingPoint(DType dtype);
+
+// PyTorch's c10::ScalarType code (Float=6, BFloat16=15, Float8_e4m3fn=24, ...).
+int TorchScalarTypeCode(DType dtype);
+
+// The DType of a c10::ScalarType code, or nullopt for codes opreg has no dtype for (complex,
+// quantized, ...).
+std::optional<DType> DTypeFromTorchScalarTypeCode(int64_t code);
+
+// Prints DTypeName(dtype).
+std::ostream& operator<<(std::ostream& os, DType dtype);
+
+}  // namespace opreg

@@ -1,0 +1,184 @@
+// Storage types for the 16- and 8-bit floating-point dtypes: Half (IEEE binary16), BFloat16,
+// Float8E4M3FN and Float8E5M2 (OCP FP8). Each holds its raw bits and converts to and from float.
+//
+// Conversions from float round to nearest, ties to even, and are exact for every value the
+// format can represent. NaN maps to a quiet NaN of the same sign. Overflow:
+//   - Half, BFloat16, Float8E5M2 have infinities: values beyond the largest finite value round to
+//     +-inf as IEEE rounding dictates (65520 -> inf for Half).
+//   - Float8E4M3FN has no infinity: conversion saturates, so anything (including +-inf) whose
+//     magnitude rounds above 448 becomes +-448; only NaN becomes NaN (0x7f / 0xff). This is the
+//     __NV_SATFINITE behaviour of CUDA's fp8 conversions (torch's CPU scalar conversion instead
+//     gives NaN for |x| >= 480).
+//
+// All functions are OPREG_HOST_DEVICE so CUDA kernels can use the same types.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "opreg/core/macros.h"
+
+namespace opreg {
+namespace detail {
+
+OPREG_HOST_DEVICE inline uint32_t FloatToBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
+}
+OPREG_HOST_DEVICE inline float BitsToFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof(f));
+  return f;
+}
+
+// Rounds the magnitude `abs_bits` of a finite or infinite float (sign cleared, not NaN) to a
+// binary format with `ebits` exponent bits (IEEE bias) and `mbits` mantissa bits, returning the
+// unsigned encoding. The result may exceed the largest finite encoding; callers clamp it.
+OPREG_HOST_DEVICE inline uint32_t RoundFloatMagnitude(uint32_t abs_bits, int ebits, int mbits) {
+  const int bias = (1 << (ebits - 1)) - 1;
+  const int float_exp = static_cast<int>(abs_bits >> 23);
+  const uint32_t mant = abs_bits & 0x7fffffu;
+  const int e = float_exp - 127 + bias;  // Biased exponent in the target format.
+  uint32_t value;
+  int shift;
+  if (e >= 1) {
+    // Normal in the target: drop low mantissa bits; a carry into the exponent is correct.
+    value = (static_cast<uint32_t>(e) << 23) | mant;
+    shift = 23 - mbits;
+  } else {
+    // Subnormal (or zero) in the target: the significand with its implicit bit, in units of the
+    // target's smallest subnormal.
+    if (float_exp == 0) return 0;  // Float subnormals are far below every target's range.
+    value = mant | 0x800000u;
+    shift = (23 - mbits) + (1 - e);
+    if (shift > 24) return 0;  // Less than half the smallest subnormal.
+  }
+  uint32_t result = value >> shift;
+  const uint32_t rem = value & ((1u << shift) - 1u);
+  const uint32_t halfway = 1u << (shift - 1);
+  if (rem > halfway || (rem == halfway && (result & 1u))) ++result;
+  return result;
+}
+
+// Decodes a small binary float to float. `has_inf_nan`: IEEE-style all-ones exponent (Half,
+// E5M2); otherwise only all-ones exponent and mantissa is NaN (E4M3FN).
+OPREG_HOST_DEVICE inline float DecodeSmallFloat(uint32_t bits, int ebits, int mbits,
+                                                bool has_inf_nan) {
+  const int bias = (1 << (ebits - 1)) - 1;
+  const uint32_t emax = (1u << ebits) - 1u;
+  const uint32_t mmask = (1u << mbits) - 1u;
+  const uint32_t sign = ((bits >> (ebits + mbits)) & 1u) << 31;
+  const uint32_t exp = (bits >> mbits) & emax;
+  uint32_t mant = bits & mmask;
+  if (has_inf_nan && exp == emax) return BitsToFloat(sign | 0x7f800000u | (mant << (23 - mbits)));
+  if (!has_inf_nan && exp == emax && mant == mmask) return BitsToFloat(sign | 0x7fc00000u);
+  if (exp == 0) {
+    if (mant == 0) return BitsToFloat(sign);
+    int e = 1 - bias + 127;  // Normalize the subnormal.
+    while ((mant & (1u << mbits)) == 0) {
+      mant <<= 1;
+      --e;
+    }
+    mant &= mmask;
+    return BitsToFloat(sign | (static_cast<uint32_t>(e) << 23) | (mant << (23 - mbits)));
+  }
+  return BitsToFloat(sign | ((exp - bias + 127) << 23) | (mant << (23 - mbits)));
+}
+
+OPREG_HOST_DEVICE inline bool FloatBitsIsNaN(uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; }
+
+}  // namespace detail
+
+// Tag for constructing a value from its raw bit pattern.
+struct FromBitsTag {};
+inline constexpr FromBitsTag kFromBits{};
+
+// IEEE 754 binary16: 1 sign, 5 exponent, 10 mantissa bits. Max 65504.
+struct Half {
+  uint16_t x = 0;
+
+  Half() = default;
+  OPREG_HOST_DEVICE constexpr Half(uint16_t bits, FromBitsTag) : x(bits) {}
+  OPREG_HOST_DEVICE Half(float f) : x(FromFloat(f)) {}  // NOLINT: implicit like c10::Half.
+  OPREG_HOST_DEVICE operator float() const {            // NOLINT
+    return detail::DecodeSmallFloat(x, 5, 10, true);
+  }
+
+  OPREG_HOST_DEVICE static uint16_t FromFloat(float f) {
+    const uint32_t u = detail::FloatToBits(f);
+    const uint32_t sign = (u >> 16) & 0x8000u;
+    if (detail::FloatBitsIsNaN(u)) return static_cast<uint16_t>(sign | 0x7e00u);
+    uint32_t r = detail::RoundFloatMagnitude(u & 0x7fffffffu, 5, 10);
+    if (r > 0x7c00u) r = 0x7c00u;  // Overflow rounds to infinity.
+    return static_cast<uint16_t>(sign | r);
+  }
+};
+
+// bfloat16: the top 16 bits of a float (1 sign, 8 exponent, 7 mantissa bits).
+struct BFloat16 {
+  uint16_t x = 0;
+
+  BFloat16() = default;
+  OPREG_HOST_DEVICE constexpr BFloat16(uint16_t bits, FromBitsTag) : x(bits) {}
+  OPREG_HOST_DEVICE BFloat16(float f) : x(FromFloat(f)) {}  // NOLINT
+  OPREG_HOST_DEVICE operator float() const {                // NOLINT
+    return detail::BitsToFloat(static_cast<uint32_t>(x) << 16);
+  }
+
+  OPREG_HOST_DEVICE static uint16_t FromFloat(float f) {
+    const uint32_t u = detail::FloatToBits(f);
+    if (detail::FloatBitsIsNaN(u)) return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7fc0u);
+    // Round to nearest even on the dropped 16 bits; a carry may reach infinity, as it should.
+    const uint32_t rounded = u + 0x7fffu + ((u >> 16) & 1u);
+    return static_cast<uint16_t>(rounded >> 16);
+  }
+};
+
+// OCP FP8 E4M3FN: 1 sign, 4 exponent (bias 7), 3 mantissa bits; no infinities, NaN = S.1111.111,
+// max 448. Conversion from float saturates (see the file comment).
+struct Float8E4M3FN {
+  uint8_t x = 0;
+
+  Float8E4M3FN() = default;
+  OPREG_HOST_DEVICE constexpr Float8E4M3FN(uint8_t bits, FromBitsTag) : x(bits) {}
+  OPREG_HOST_DEVICE Float8E4M3FN(float f) : x(FromFloat(f)) {}  // NOLINT
+  OPREG_HOST_DEVICE operator float() const {                    // NOLINT
+    return detail::DecodeSmallFloat(x, 4, 3, false);
+  }
+
+  OPREG_HOST_DEVICE static uint8_t FromFloat(float f) {
+    const uint32_t u = detail::FloatToBits(f);
+    const uint32_t sign = (u >> 24) & 0x80u;
+    if (detail::FloatBitsIsNaN(u)) return static_cast<uint8_t>(sign | 0x7fu);
+    uint32_t r = detail::RoundFloatMagnitude(u & 0x7fffffffu, 4, 3);
+    if (r > 0x7eu) r = 0x7eu;  // Saturate to 448 (0x7f is NaN).
+    return static_cast<uint8_t>(sign | r);
+  }
+};
+
+// OCP FP8 E5M2: 1 sign, 5 exponent (bias 15), 2 mantissa bits; IEEE-style inf/NaN, max 57344.
+struct Float8E5M2 {
+  uint8_t x = 0;
+
+  Float8E5M2() = default;
+  OPREG_HOST_DEVICE constexpr Float8E5M2(uint8_t bits, FromBitsTag) : x(bits) {}
+  OPREG_HOST_DEVICE Float8E5M2(float f) : x(FromFloat(f)) {}  // NOLINT
+  OPREG_HOST_DEVICE operator float() const {                  // NOLINT
+    return detail::DecodeSmallFloat(x, 5, 2, true);
+  }
+
+  OPREG_HOST_DEVICE static uint8_t FromFloat(float f) {
+    const uint32_t u = detail::FloatToBits(f);
+    const uint32_t sign = (u >> 24) & 0x80u;
+    if (detail::FloatBitsIsNaN(u)) return static_cast<uint8_t>(sign | 0x7eu);
+    uint32_t r = detail::RoundFloatMagnitude(u & 0x7fffffffu, 5, 2);
+    if (r > 0x7cu) r = 0x7cu;  // Overflow rounds to infinity.
+    return static_cast<uint8_t>(sign | r);
+  }
+};
+
+static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2, "16-bit float types must be 2 bytes");
+static_assert(sizeof(Float8E4M3FN) == 1 && sizeof(Float8E5M2) == 1, "fp8 types must be 1 byte");
+
+}  // namespace opreg

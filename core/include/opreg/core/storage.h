@@ -1,0 +1,60 @@
+// Storage: the shared, reference-counted byte buffer behind one or more tensors (views).
+//
+// Views of a tensor share one StorageImpl; alias analysis and the memory planner reason about
+// storage identity (Storage::is_same / Tensor::is_alias_of).
+//
+// Thread safety: handles are like std::shared_ptr (atomic count); the bytes are not synchronized.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+
+#include "opreg/core/allocator.h"
+#include "opreg/core/device.h"
+#include "opreg/core/intrusive_ptr.h"
+
+namespace opreg {
+
+// The owner of a buffer: its DataPtr and size. Non-copyable; freed when the last handle dies.
+class StorageImpl : public intrusive_ptr_target {
+ public:
+  StorageImpl(DataPtr data_ptr, size_t nbytes) : data_ptr_(std::move(data_ptr)), nbytes_(nbytes) {}
+  StorageImpl(const StorageImpl&) = delete;
+  StorageImpl& operator=(const StorageImpl&) = delete;
+
+  void* data() const { return data_ptr_.get(); }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return data_ptr_.device(); }
+  const DataPtr& data_ptr() const { return data_ptr_; }
+
+ private:
+  DataPtr data_ptr_;
+  size_t nbytes_;
+};
+
+// A handle to a StorageImpl (may be null: a default-constructed Storage is undefined).
+class Storage {
+ public:
+  Storage() = default;
+  explicit Storage(intrusive_ptr<StorageImpl> impl) : impl_(std::move(impl)) {}
+  // Allocates `nbytes` from `allocator` (not null).
+  static Storage Allocate(size_t nbytes, Allocator* allocator) {
+    return Storage(make_intrusive<StorageImpl>(allocator->Allocate(nbytes), nbytes));
+  }
+
+  bool defined() const { return static_cast<bool>(impl_); }
+  // The following require defined().
+  void* data() const { return impl_->data(); }
+  size_t nbytes() const { return impl_->nbytes(); }
+  Device device() const { return impl_->device(); }
+
+  // Number of handles (Storage objects and tensors) sharing the buffer; 0 if undefined.
+  size_t use_count() const { return impl_.use_count(); }
+  bool is_same(const Storage& other) const { return impl_ == other.impl_; }
+  StorageImpl* unsafe_get() const { return impl_.get(); }
+
+ private:
+  intrusive_ptr<StorageImpl> impl_;
+};
+
+}  // namespace opreg

@@ -1,0 +1,126 @@
+// The CUDA allocator (builds with OPREG_BUILD_CUDA=ON): stream-ordered cudaMallocAsync /
+// cudaFreeAsync from each device's default memory pool, which does the caching. Host runtime
+// code only (no kernels), so this is a .cc file linked against CUDA::cudart.
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <memory>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "allocator_internal.h"
+#include "opreg/core/allocator.h"
+#include "opreg/core/error.h"
+
+namespace opreg {
+namespace {
+
+// "cudaMallocAsync(...) failed: out of memory (cudaErrorMemoryAllocation)".
+std::string CudaErrorText(cudaError_t err) {
+  return StrCat(cudaGetErrorString(err), " (", cudaGetErrorName(err), ")");
+}
+
+#define OPREG_CUDA_CHECK_(expr, what)                                    \
+  do {                                                                   \
+    const cudaError_t err_ = (expr);                                     \
+    if (err_ != cudaSuccess) {                                           \
+      (void)cudaGetLastError(); /* Clear the sticky-free error state. */ \
+      OPREG_THROW(kRuntime, what, " failed: ", CudaErrorText(err_));     \
+    }                                                                    \
+  } while (false)
+
+// Sets the current device for a scope (and restores it), so that frees from other threads or
+// for other devices go to the right device.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    if (cudaGetDevice(&previous_) == cudaSuccess && previous_ != device) {
+      if (cudaSetDevice(device) == cudaSuccess) restore_ = true;
+    }
+  }
+  ~DeviceGuard() {
+    if (restore_) cudaSetDevice(previous_);
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+  bool restore_ = false;
+};
+
+// The deleter gets only the context, so it carries the device the block belongs to.
+struct CudaBlock {
+  void* ptr;
+  int device;
+};
+
+void FreeCudaBlock(void* context) {
+  std::unique_ptr<CudaBlock> block(static_cast<CudaBlock*>(context));
+  DeviceGuard guard(block->device);
+  // Errors here cannot be reported (deleters must not throw); during process teardown the
+  // driver may already be gone, which is harmless.
+  if (cudaFreeAsync(block->ptr, /*stream=*/nullptr) != cudaSuccess) (void)cudaGetLastError();
+}
+
+class CudaAllocatorImpl final : public Allocator {
+ public:
+  explicit CudaAllocatorImpl(int device) : device_(device) {}
+
+  DataPtr Allocate(size_t nbytes) override {
+    const Device device = Device::cuda(device_);
+    if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, device);
+    DeviceGuard guard(device_);
+    void* ptr = nullptr;
+    // Stream 0 until streams are modelled; the pool makes this cheap after warm-up.
+    OPREG_CUDA_CHECK_(cudaMallocAsync(&ptr, nbytes, /*stream=*/nullptr),
+                      StrCat("cudaMallocAsync(", nbytes, " bytes) on cuda:", device_));
+    return DataPtr(ptr, new CudaBlock{ptr, device_}, &FreeCudaBlock, device);
+  }
+  Device device() const override { return Device::cuda(device_); }
+
+ private:
+  int device_;
+};
+
+constexpr int kMaxCudaDevices = 64;
+
+}  // namespace
+
+int CudaDeviceCount() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();  // No driver / no device: not an error for callers.
+    return 0;
+  }
+  return count;
+}
+
+bool CudaAvailable() { return CudaDeviceCount() > 0; }
+
+void CudaMemcpy(void* dst, const void* src, size_t nbytes) {
+  if (nbytes == 0) return;
+  OPREG_CUDA_CHECK_(cudaMemcpy(dst, src, nbytes, cudaMemcpyDefault),
+                    StrCat("cudaMemcpy(", nbytes, " bytes)"));
+}
+
+namespace internal {
+
+Allocator* CudaAllocator(int index) {
+  const int count = CudaDeviceCount();
+  OPREG_CHECK_NOT_IMPLEMENTED(count > 0, "CUDA allocator: no CUDA device is available");
+  if (index < 0) {
+    OPREG_CUDA_CHECK_(cudaGetDevice(&index), "cudaGetDevice");
+  }
+  OPREG_CHECK_VALUE(index < count && index < kMaxCudaDevices, "CUDA allocator: device index ",
+                    index, " out of range (", count, " CUDA devices)");
+  static std::array<std::unique_ptr<CudaAllocatorImpl>, kMaxCudaDevices>* allocators =
+      new std::array<std::unique_ptr<CudaAllocatorImpl>, kMaxCudaDevices>();
+  static std::once_flag once[kMaxCudaDevices];
+  std::call_once(once[index],
+                 [&] { (*allocators)[index] = std::make_unique<CudaAllocatorImpl>(index); });
+  return (*allocators)[index].get();
+}
+
+}  // namespace internal
+}  // namespace opreg

@@ -1,0 +1,199 @@
+// DLPack export and import (legacy DLManagedTensor ABI).
+#include "opreg/core/dlpack.h"
+
+#include <limits>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "opreg/core/tensor_factories.h"
+
+namespace opreg {
+namespace {
+
+// Everything an exported DLManagedTensor points into lives here, so one delete frees it all and
+// drops the tensor reference that keeps the data alive.
+struct ExportContext {
+  Tensor tensor;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+  DLManagedTensor managed{};
+};
+
+void DeleteExportContext(DLManagedTensor* managed) {
+  delete static_cast<ExportContext*>(managed->manager_ctx);
+}
+
+// The storage deleter of an imported tensor: hands the DLManagedTensor back to its producer.
+void ReleaseImported(void* context) {
+  auto* managed = static_cast<DLManagedTensor*>(context);
+  if (managed->deleter != nullptr) managed->deleter(managed);
+}
+
+std::string DescribeDLType(DLDataType t) {
+  return StrCat("code ", static_cast<int>(t.code), ", bits ", static_cast<int>(t.bits), ", lanes ",
+                t.lanes);
+}
+
+}  // namespace
+
+DLDataType ToDLDataType(DType dtype) {
+  DLDataType t;
+  t.lanes = 1;
+  t.bits = static_cast<uint8_t>(ItemSize(dtype) * 8);
+  switch (dtype) {
+    case DType::kFloat32:
+    case DType::kFloat64:
+    case DType::kFloat16:
+      t.code = kDLFloat;
+      break;
+    case DType::kBFloat16:
+      t.code = kDLBfloat;
+      break;
+    case DType::kInt8:
+    case DType::kInt16:
+    case DType::kInt32:
+    case DType::kInt64:
+      t.code = kDLInt;
+      break;
+    case DType::kUInt8:
+      t.code = kDLUInt;
+      break;
+    case DType::kBool:
+      t.code = kDLPackBoolCode;
+      break;
+    case DType::kFloat8E4M3FN:
+      t.code = kDLPackFloat8E4M3FNCode;
+      break;
+    case DType::kFloat8E5M2:
+      t.code = kDLPackFloat8E5M2Code;
+      break;
+  }
+  return t;
+}
+
+absl::StatusOr<DType> FromDLDataType(DLDataType t) {
+  if (t.lanes != 1) {
+    return absl::InvalidArgumentError(
+        StrCat("unsupported DLPack dtype (", DescribeDLType(t), "): only lanes == 1 is supported"));
+  }
+  switch (t.code) {
+    case kDLFloat:
+      if (t.bits == 16) return DType::kFloat16;
+      if (t.bits == 32) return DType::kFloat32;
+      if (t.bits == 64) return DType::kFloat64;
+      break;
+    case kDLBfloat:
+      if (t.bits == 16) return DType::kBFloat16;
+      break;
+    case kDLInt:
+      if (t.bits == 8) return DType::kInt8;
+      if (t.bits == 16) return DType::kInt16;
+      if (t.bits == 32) return DType::kInt32;
+      if (t.bits == 64) return DType::kInt64;
+      break;
+    case kDLUInt:
+      if (t.bits == 8) return DType::kUInt8;
+      break;
+    case kDLPackBoolCode:
+      if (t.bits == 8) return DType::kBool;
+      break;
+    case kDLPackFloat8E4M3FNCode:
+      if (t.bits == 8) return DType::kFloat8E4M3FN;
+      break;
+    case kDLPackFloat8E5M2Code:
+      if (t.bits == 8) return DType::kFloat8E5M2;
+      break;
+    default:
+      break;
+  }
+  return absl::InvalidArgumentError(
+      StrCat("unsupported DLPack dtype (", DescribeDLType(t),
+             "): opreg supports float16/32/64, bfloat16, int8/16/32/64, uint8, bool and float8 "
+             "e4m3fn/e5m2"));
+}
+
+DLManagedTensor* ToDLPack(const Tensor& tensor) {
+  OPREG_CHECK_VALUE(tensor.defined(), "ToDLPack(): the tensor is undefined");
+  const Device device = tensor.device();
+  OPREG_CHECK_VALUE(!device.is_meta(),
+                    "ToDLPack(): meta tensors have no data and cannot be exported to DLPack");
+  auto ctx = std::make_unique<ExportContext>();
+  ctx->tensor = tensor;
+  ctx->shape.assign(tensor.sizes().begin(), tensor.sizes().end());
+  ctx->strides.assign(tensor.strides().begin(), tensor.strides().end());
+  DLTensor& dl = ctx->managed.dl_tensor;
+  // The element pointer with byte_offset 0 is what NumPy and PyTorch expect from producers.
+  dl.data = tensor.data_ptr();
+  dl.device.device_type = device.is_cuda() ? kDLCUDA : kDLCPU;
+  dl.device.device_id = device.is_cuda() ? device.index : 0;
+  dl.ndim = static_cast<int32_t>(tensor.dim());
+  dl.dtype = ToDLDataType(tensor.dtype());
+  dl.shape = ctx->shape.data();
+  dl.strides = ctx->strides.data();
+  dl.byte_offset = 0;
+  ctx->managed.manager_ctx = ctx.get();
+  ctx->managed.deleter = &DeleteExportContext;
+  return &ctx.release()->managed;
+}
+
+absl::StatusOr<Tensor> FromDLPack(DLManagedTensor* managed) {
+  if (managed == nullptr) return absl::InvalidArgumentError("FromDLPack(): null DLManagedTensor");
+  const DLTensor& dl = managed->dl_tensor;
+  absl::StatusOr<DType> dtype = FromDLDataType(dl.dtype);
+  if (!dtype.ok())
+    return absl::InvalidArgumentError(StrCat("FromDLPack(): ", dtype.status().message()));
+  Device device;
+  switch (dl.device.device_type) {
+    case kDLCPU:
+      device = Device::cpu();
+      break;
+    case kDLCUDA:
+      if (dl.device.device_id < 0 || dl.device.device_id > std::numeric_limits<int16_t>::max()) {
+        return absl::InvalidArgumentError(
+            StrCat("FromDLPack(): invalid CUDA device_id ", dl.device.device_id));
+      }
+      device = Device::cuda(dl.device.device_id);
+      break;
+    default:
+      return absl::InvalidArgumentError(StrCat("FromDLPack(): unsupported DLPack device type ",
+                                               static_cast<int>(dl.device.device_type),
+                                               " (opreg accepts kDLCPU = 1 and kDLCUDA = 2)"));
+  }
+  if (dl.ndim < 0) {
+    return absl::InvalidArgumentError(StrCat("FromDLPack(): negative ndim ", dl.ndim));
+  }
+  if (dl.ndim > 0 && dl.shape == nullptr) {
+    return absl::InvalidArgumentError("FromDLPack(): shape is null");
+  }
+  DimVector sizes(dl.shape, dl.shape + dl.ndim);
+  DimVector strides = dl.strides != nullptr ? DimVector(dl.strides, dl.strides + dl.ndim)
+                                            : ContiguousStrides(sizes);
+  for (int32_t d = 0; d < dl.ndim; ++d) {
+    if (sizes[d] < 0) {
+      return absl::InvalidArgumentError(
+          StrCat("FromDLPack(): negative size ", sizes[d], " in dim ", d));
+    }
+    if (strides[d] < 0) {
+      return absl::InvalidArgumentError(
+          StrCat("FromDLPack(): negative stride ", strides[d], " in dim ", d, " is not supported"));
+    }
+  }
+  void* data = static_cast<char*>(dl.data) + dl.byte_offset;
+  // from_blob validates the layout and may throw; ownership is only transferred once it has
+  // succeeded, so that on any error the caller still owns `managed`.
+  Tensor tensor;
+  try {
+    tensor = from_blob(data, sizes, strides, *dtype, device, /*deleter=*/{});
+  } catch (const Error& e) {
+    return absl::InvalidArgumentError(StrCat("FromDLPack(): ", e.message()));
+  }
+  // Rebuild the storage around an owning DataPtr that releases `managed` exactly once.
+  Storage storage(make_intrusive<StorageImpl>(DataPtr(data, managed, &ReleaseImported, device),
+                                              tensor.storage().nbytes()));
+  return Tensor(make_intrusive<TensorImpl>(std::move(storage), std::move(sizes), std::move(strides),
+                                           0, *dtype));
+}
+
+}  // namespace opreg

@@ -1,0 +1,167 @@
+// Tensor factories: allocation through the device allocator, fills, and adoption of external
+// memory (from_blob).
+#include "opreg/core/tensor_factories.h"
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "element_convert.h"
+#include "opreg/core/allocator.h"
+
+namespace opreg {
+namespace {
+
+std::string Shape(IntArrayRef sizes) { return StrCat("[", absl::StrJoin(sizes, ", "), "]"); }
+
+// Elements a strided layout reaches from offset 0: (largest offset + 1), 0 when empty.
+int64_t StridedExtent(IntArrayRef sizes, IntArrayRef strides, const char* method) {
+  OPREG_CHECK_VALUE(sizes.size() == strides.size(), method, ": got ", sizes.size(), " sizes ",
+                    Shape(sizes), " but ", strides.size(), " strides ", Shape(strides));
+  const int64_t numel = ComputeNumel(sizes, method);
+  if (numel == 0) return 0;
+  int64_t last = 0;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    OPREG_CHECK_VALUE(strides[d] >= 0, method, ": negative stride ", strides[d], " in dim ", d,
+                      " is not supported");
+    OPREG_CHECK_VALUE(strides[d] == 0 ||
+                          sizes[d] - 1 <= (std::numeric_limits<int64_t>::max() - last) / strides[d],
+                      method, ": sizes ", Shape(sizes), " with strides ", Shape(strides),
+                      " overflow int64");
+    last += (sizes[d] - 1) * strides[d];
+  }
+  return last + 1;
+}
+
+size_t CheckedBytes(int64_t elements, DType dtype, const char* method) {
+  const auto item = static_cast<int64_t>(ItemSize(dtype));
+  OPREG_CHECK_VALUE(elements <= std::numeric_limits<int64_t>::max() / item, method, ": ", elements,
+                    " elements of ", DTypeName(dtype), " overflow the byte count");
+  return static_cast<size_t>(elements * item);
+}
+
+Tensor Allocate(IntArrayRef sizes, DimVector strides, int64_t extent, DType dtype, Device device,
+                const char* method) {
+  const size_t nbytes = CheckedBytes(extent, dtype, method);
+  Storage storage = Storage::Allocate(nbytes, GetAllocator(device));
+  return Tensor(make_intrusive<TensorImpl>(
+      std::move(storage), DimVector(sizes.begin(), sizes.end()), std::move(strides), 0, dtype));
+}
+
+void FillCpu(const Tensor& t, double value) {
+  VisitDType(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T v = internal::ConvertElement<T>(value);
+    T* p = static_cast<T*>(t.data_ptr());
+    for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = v;
+  });
+}
+
+// Fills a fresh contiguous tensor on any device: meta needs nothing, CUDA gets a host-filled
+// buffer copied over (core has no device kernels).
+Tensor FilledLike(Tensor result, double value) {
+  const Device device = result.device();
+  if (device.is_meta()) return result;
+  if (device.is_cpu()) {
+    FillCpu(result, value);
+    return result;
+  }
+  Tensor host = empty(result.sizes(), result.dtype(), Device::cpu());
+  FillCpu(host, value);
+  result.copy_(host);
+  return result;
+}
+
+struct BlobContext {
+  void* data;
+  std::function<void(void*)> deleter;
+};
+
+void DeleteBlob(void* context) {
+  std::unique_ptr<BlobContext> blob(static_cast<BlobContext*>(context));
+  blob->deleter(blob->data);
+}
+
+}  // namespace
+
+Tensor empty(IntArrayRef sizes, DType dtype, Device device) {
+  const int64_t numel = ComputeNumel(sizes, "empty()");
+  return Allocate(sizes, ContiguousStrides(sizes), numel, dtype, device, "empty()");
+}
+
+Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device) {
+  const int64_t extent = StridedExtent(sizes, strides, "empty_strided()");
+  return Allocate(sizes, DimVector(strides.begin(), strides.end()), extent, dtype, device,
+                  "empty_strided()");
+}
+
+Tensor empty_like(const Tensor& like) {
+  OPREG_CHECK_VALUE(like.defined(), "empty_like(): argument is an undefined tensor");
+  return empty(like.sizes(), like.dtype(), like.device());
+}
+
+Tensor zeros(IntArrayRef sizes, DType dtype, Device device) {
+  return FilledLike(empty(sizes, dtype, device), 0.0);
+}
+
+Tensor ones(IntArrayRef sizes, DType dtype, Device device) {
+  return FilledLike(empty(sizes, dtype, device), 1.0);
+}
+
+Tensor full(IntArrayRef sizes, double value, DType dtype, Device device) {
+  return FilledLike(empty(sizes, dtype, device), value);
+}
+
+Tensor arange(int64_t end, DType dtype, Device device) {
+  OPREG_CHECK_VALUE(end >= 0, "arange(): end must be non-negative, got ", end);
+  return arange(0.0, static_cast<double>(end), 1.0, dtype, device);
+}
+
+Tensor arange(double start, double end, double step, DType dtype, Device device) {
+  OPREG_CHECK_VALUE(std::isfinite(start) && std::isfinite(end), "arange(): start ", start,
+                    " and end ", end, " must be finite");
+  OPREG_CHECK_VALUE(step != 0 && std::isfinite(step),
+                    "arange(): step must be finite and nonzero, got ", step);
+  OPREG_CHECK_VALUE((step > 0 && end >= start) || (step < 0 && end <= start), "arange(): step ",
+                    step, " has the wrong sign for start ", start, " and end ", end);
+  const double count = std::ceil((end - start) / step);
+  OPREG_CHECK_VALUE(count < 9.0e18, "arange(): too many elements (", count, ")");
+  const auto n = static_cast<int64_t>(count);
+  Tensor result = empty({n}, dtype, device);
+  if (device.is_meta()) return result;
+  Tensor host = device.is_cpu() ? result : empty({n}, dtype, Device::cpu());
+  VisitDType(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = static_cast<T*>(host.data_ptr());
+    for (int64_t i = 0; i < n; ++i) {
+      p[i] = internal::ConvertElement<T>(start + static_cast<double>(i) * step);
+    }
+  });
+  if (!device.is_cpu()) result.copy_(host);
+  return result;
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device,
+                 std::function<void(void*)> deleter) {
+  const int64_t extent = StridedExtent(sizes, strides, "from_blob()");
+  const size_t nbytes = CheckedBytes(extent, dtype, "from_blob()");
+  OPREG_CHECK_VALUE(data != nullptr || nbytes == 0 || device.is_meta(),
+                    "from_blob(): data is null but the tensor needs ", nbytes, " bytes");
+  DataPtr data_ptr =
+      deleter ? DataPtr(data, new BlobContext{data, std::move(deleter)}, &DeleteBlob, device)
+              : DataPtr(data, nullptr, nullptr, device);
+  Storage storage(make_intrusive<StorageImpl>(std::move(data_ptr), nbytes));
+  return Tensor(make_intrusive<TensorImpl>(std::move(storage),
+                                           DimVector(sizes.begin(), sizes.end()),
+                                           DimVector(strides.begin(), strides.end()), 0, dtype));
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, DType dtype, Device device,
+                 std::function<void(void*)> deleter) {
+  return from_blob(data, sizes, ContiguousStrides(sizes), dtype, device, std::move(deleter));
+}
+
+}  // namespace opreg

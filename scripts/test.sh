@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs every test on a fresh machine: installs what is missing, then
+#   1. Release build: all Catch2 tests (ctest), the CLI corpus check, a benchmark smoke run;
+#   2. libFuzzer target (clang-14, ASan+UBSan) for a bounded time (OPREG_FUZZ_SECONDS, 60);
+#   3. ASan+UBSan build: all Catch2 tests again.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+bash "$OPREG_ROOT/scripts/install_deps.sh"
+mkdir -p "$OPREG_ROOT/build"
+export CTEST_OUTPUT_ON_FAILURE=1
+
+echo "== release build"
+opreg_build "$OPREG_ROOT/build/release" -DCMAKE_BUILD_TYPE=Release
+ctest --test-dir "$OPREG_ROOT/build/release" -j "$OPREG_JOBS"
+
+echo "== benchmark smoke run (figures are not asserted)"
+"$OPREG_ROOT/build/release/benchmarks/bench_schema" --benchmark_min_time=0.05
+
+echo "== end-to-end corpus check"
+bash "$OPREG_ROOT/scripts/demo.sh"
+
+echo "== fuzzing"
+bash "$OPREG_ROOT/scripts/fuzz.sh" "${OPREG_FUZZ_SECONDS:-60}"
+
+echo "== ASan+UBSan build"
+opreg_build "$OPREG_ROOT/build/asan" -DCMAKE_BUILD_TYPE=Debug -DOPREG_BUILD_CUDA=OFF \
+  -DOPREG_BUILD_BENCHMARKS=OFF -DOPREG_SANITIZE=address,undefined
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir "$OPREG_ROOT/build/asan" -j "$OPREG_JOBS"
