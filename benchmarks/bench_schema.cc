@@ -1,13 +1,13 @@
 // Schema parse / print throughput over a corpus of real schemas (one per line).
 //
-//   bench_schema [--corpus=FILE] [Google Benchmark flags]
+//   bench_schema [--corpus=FILE] [--json PATH] [Google Benchmark flags]
 //
-// Prints Google Benchmark's table; `--benchmark_out=PATH --benchmark_out_format=json` writes
-// the same figures as JSON. `items_per_second` is schemas per second.
+// Prints Google Benchmark's table; `--json PATH` (the same as `--benchmark_out=PATH
+// --benchmark_out_format=json`) also writes the figures as JSON. `items_per_second` is schemas
+// per second.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -75,14 +75,24 @@ BENCHMARK(BM_ParsePrint)->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
   std::string corpus = OPREG_CORPUS_DIR "/aten_schemas.txt";
-  std::vector<char*> rest;
+  std::vector<std::string> args;
   for (int i = 0; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--corpus=", 9) == 0) {
-      corpus = argv[i] + 9;
+    const std::string a = argv[i];
+    if (a.rfind("--corpus=", 0) == 0) {
+      corpus = a.substr(9);
+    } else if ((a == "--json" || a == "--corpus") && i + 1 < argc) {
+      if (a == "--corpus") {
+        corpus = argv[++i];
+      } else {
+        args.push_back(std::string("--benchmark_out=") + argv[++i]);
+        args.push_back("--benchmark_out_format=json");
+      }
     } else {
-      rest.push_back(argv[i]);
+      args.push_back(a);
     }
   }
+  std::vector<char*> rest;
+  for (std::string& a : args) rest.push_back(a.data());
   if (!LoadCorpus(corpus)) {
     std::cerr << "bench_schema: cannot read a schema corpus from " << corpus
               << " (pass --corpus=FILE)\n";

@@ -34,9 +34,11 @@ void AppendTypeWithAlias(std::string* out, const Type& type, const AliasInfo* al
 }
 
 // PyTorch prints `int[2] stride=[1, 1]` as `int[2] stride=1`: an int list (not SymInt, not
-// optional) of more than one element, all equal, prints as that element.
-bool PrintsCollapsed(const Type& type, const IValue& value) {
-  if (type.kind() != TypeKind::kList || type.element()->kind() != TypeKind::kInt ||
+// optional) of more than one element, all equal, prints as that element. PyTorch does so for
+// unsized lists too (`int[] d=[-1, -1]` prints `int[] d=-1`), which no parser reads back, since
+// only a sized list takes a scalar default; opreg collapses sized lists only.
+bool PrintsCollapsed(const Type& type, std::optional<int32_t> N, const IValue& value) {
+  if (!N || type.kind() != TypeKind::kList || type.element()->kind() != TypeKind::kInt ||
       !value.isIntList()) {
     return false;
   }
@@ -70,7 +72,7 @@ std::string Argument::str() const {
     const IValue& value = *default_value_;
     if (StripOptional(type_)->kind() == TypeKind::kStr && value.isString()) {
       out.append(QuoteString(value.toStringRef()));
-    } else if (PrintsCollapsed(*type_, value)) {
+    } else if (PrintsCollapsed(*type_, N_, value)) {
       absl::StrAppend(&out, value.toIntList().front());
     } else {
       std::ostringstream os;
