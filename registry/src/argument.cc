@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "opreg/core/device.h"
 
 namespace opreg {
 namespace {
@@ -50,6 +51,15 @@ bool PrintsCollapsed(const Type& type, std::optional<int32_t> N, const IValue& v
   return true;
 }
 
+// PyTorch quotes string defaults of str arguments only and prints other string values bare:
+// `Device? d=cuda` reads back (the parser takes that form), but `bool? b="x"` would print as the
+// unreadable `bool? b=x`. opreg keeps PyTorch's bare form for device strings on Device
+// arguments and quotes every other string.
+bool PrintsAsDevice(const Type& type, const std::string& value) {
+  const Type& t = type.kind() == TypeKind::kOptional ? *type.element() : type;
+  return t.kind() == TypeKind::kDevice && Device::Parse(value).ok();
+}
+
 }  // namespace
 
 Argument::Argument(std::string name, TypePtr type, std::optional<int32_t> N,
@@ -70,7 +80,7 @@ std::string Argument::str() const {
   if (default_value_) {
     out.push_back('=');
     const IValue& value = *default_value_;
-    if (StripOptional(type_)->kind() == TypeKind::kStr && value.isString()) {
+    if (value.isString() && !PrintsAsDevice(*type_, value.toStringRef())) {
       out.append(QuoteString(value.toStringRef()));
     } else if (PrintsCollapsed(*type_, N_, value)) {
       absl::StrAppend(&out, value.toIntList().front());

@@ -133,6 +133,10 @@ TEST_CASE("string defaults print double-quoted with escapes", "[schema][printer]
   CHECK(Canon(R"(f(str a='tab\there\n') -> ())") == R"(f(str a="tab\there\n") -> ())");
   CHECK(Canon(R"(f(str a="\101\001") -> ())") == R"(f(str a="A\001") -> ())");
   CHECK(Canon(R"(f(str? a="x") -> ())") == R"(f(str? a="x") -> ())");
+  // A string default on another type stays quoted (PyTorch prints the unreadable `b=x`).
+  CHECK(Canon(R"(f(bool? b="x", Scalar s='y z') -> ())") ==
+        R"(f(bool? b="x", Scalar s="y z") -> ())");
+  CHECK(Canon(R"(f(Device? d="not a device") -> ())") == R"(f(Device? d="not a device") -> ())");
   CHECK(Canon(R"(f(str a="""triple""") -> ())") == R"(f(str a="triple") -> ())");
   // Non-ASCII bytes print as octal escapes and read back to the same bytes.
   CHECK(Canon("f(str a=\"\xc3\xa9\") -> ()") == R"(f(str a="\303\251") -> ())");
