@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang-14 (ASan + UBSan) and runs each for a bounded time,
-# seeded from the ATen schema corpus and the past findings in tests/fuzz/regressions. Usage: scripts/fuzz.sh [SECONDS]  (default 60)
+# seeded from the ATen schema corpus and the past findings in tests/fuzz/regressions.
+# Usage: scripts/fuzz.sh [SECONDS]  (default 60)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 seconds=${1:-60}

@@ -37,14 +37,16 @@ void AppendTypeWithAlias(std::string* out, const Type& type, const AliasInfo* al
 // PyTorch prints `int[2] stride=[1, 1]` as `int[2] stride=1`: an int list (not SymInt, not
 // optional) of more than one element, all equal, prints as that element. PyTorch does so for
 // unsized lists too (`int[] d=[-1, -1]` prints `int[] d=-1`), which no parser reads back, since
-// only a sized list takes a scalar default; opreg collapses sized lists only.
+// only a sized list takes a scalar default (replicated N times); opreg collapses a list
+// only when it has exactly N elements.
 bool PrintsCollapsed(const Type& type, std::optional<int32_t> N, const IValue& value) {
   if (!N || type.kind() != TypeKind::kList || type.element()->kind() != TypeKind::kInt ||
       !value.isIntList()) {
     return false;
   }
   const std::vector<int64_t>& list = value.toIntList();
-  if (list.size() <= 1) return false;
+  // Only a list of exactly N elements reads back from the collapsed form.
+  if (list.size() <= 1 || list.size() != static_cast<size_t>(*N)) return false;
   for (int64_t v : list) {
     if (v != list.front()) return false;
   }

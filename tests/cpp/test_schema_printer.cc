@@ -120,6 +120,7 @@ TEST_CASE("list defaults collapse and re-space like PyTorch", "[schema][printer]
   CHECK(Canon("f(int[2] a=[1, 2]) -> ()") == "f(int[2] a=[1, 2]) -> ()");
   // PyTorch would print `int[] d=-1`, which does not parse: unsized lists never collapse.
   CHECK(Canon("f(int[] d=[-1,-1]) -> ()") == "f(int[] d=[-1, -1]) -> ()");
+  CHECK(Canon("f(int[1] d=[-1,-1]) -> ()") == "f(int[1] d=[-1, -1]) -> ()");
   CHECK(Canon("f(bool[3] output_mask=[True, False, True]) -> ()") ==
         "f(bool[3] output_mask=[True, False, True]) -> ()");
   CHECK(Canon("f(int[]? x=None, SymInt[1]? s=None) -> ()") ==
