@@ -29,9 +29,7 @@ std::string_view ErrorKindName(ErrorKind kind) {
 
 Error::Error(ErrorKind kind, std::string message, const char* file, int line)
     : kind_(kind), message_(std::move(message)), file_(file ? file : ""), line_(line) {
-  // what() carries the location for logs and uncaught-exception reports; message() stays clean
   // for callers (Python) that show their own context.
-  what_ = file_[0] != '\0' ? StrCat(message_, " (raised at ", file_, ":", line_, ")") : message_;
 }
 
 std::string ArgErrorMessage(std::string_view op, std::string_view arg, int index,

@@ -519,7 +519,13 @@ class Parser {
         }
         Next();
         for (const IdentifierDefault& d : kIdentifierDefaults) {
-          if (d.name == tok.text) return IValue(d.value);
+          if (d.name != tok.text) continue;
+          // PyTorch stores an int even for a float argument (`float x=long`), which prints as
+          // `4` and reads back as the double 4.; storing the argument's own kind keeps the
+          // printed schema equal to the parsed one.
+          if (kind == TypeKind::kFloat) return IValue(static_cast<double>(d.value));
+          if (kind == TypeKind::kComplex) return IValue(std::complex<double>(d.value, 0));
+          return IValue(d.value);
         }
         if (IsPossiblyOptional(real, TypeKind::kScalarType)) {
           if (std::optional<int64_t> code = TorchScalarTypeFromName(tok.text)) {

@@ -153,6 +153,8 @@ TEST_CASE("identifier defaults print as the integers PyTorch stores", "[schema][
   CHECK(Canon("f(ScalarType dtype=int32) -> ()") == "f(ScalarType dtype=3) -> ()");
   CHECK(Canon("f(ScalarType dtype=float8_e4m3fn) -> ()") == "f(ScalarType dtype=24) -> ()");
   CHECK(Canon("f(Layout layout=strided) -> ()") == "f(Layout layout=0) -> ()");
+  // Stored in the argument's own kind, so that the printed form reads back equal.
+  CHECK(Canon("f(float x=long, complex c=Mean) -> ()") == "f(float x=4., complex c=1.+0.j) -> ()");
 }
 
 TEST_CASE("lossy type spellings print as PyTorch prints them", "[schema][printer]") {

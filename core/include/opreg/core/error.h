@@ -31,14 +31,14 @@ enum class ErrorKind {
 // "RuntimeError", "ValueError", ... (the Python exception name).
 std::string_view ErrorKindName(ErrorKind kind);
 
-// The exception thrown by OPREG_CHECK*. `message()` is the human text alone; `what()` appends
-// the throwing source location (" (raised at file:line)").
+// The exception thrown by OPREG_CHECK*. `what()` and `message()` are the human text alone (what
+// users, Python included, see); `file()`/`line()` tell where it was raised, for debugging.
 class Error : public std::exception {
  public:
   Error(ErrorKind kind, std::string message, const char* file = "", int line = 0);
 
   ErrorKind kind() const noexcept { return kind_; }
-  const char* what() const noexcept override { return what_.c_str(); }
+  const char* what() const noexcept override { return message_.c_str(); }
   const std::string& message() const noexcept { return message_; }
   const char* file() const noexcept { return file_; }
   int line() const noexcept { return line_; }
@@ -46,7 +46,6 @@ class Error : public std::exception {
  private:
   ErrorKind kind_;
   std::string message_;
-  std::string what_;
   const char* file_;  // A string literal (__FILE__): never owned.
   int line_;
 };

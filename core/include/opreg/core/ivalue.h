@@ -102,8 +102,8 @@ class IValue {
                                       int> = 0>
   IValue(intrusive_ptr<T> v)  // NOLINT
       : IValue(intrusive_ptr<CustomClassHolder>(std::move(v))) {}
-  // None when empty, else IValue(*v).
-  template <class T>
+  // None when empty, else IValue(*v). Only for the T an IValue can hold.
+  template <class T, std::enable_if_t<std::is_constructible_v<IValue, T>, int> = 0>
   IValue(std::optional<T> v) {  // NOLINT
     if (v.has_value()) *this = IValue(std::move(*v));
   }

@@ -1,0 +1,237 @@
+// The dispatcher: the process-wide table of operators, their definitions and kernels, and the
+// two ways to call them.
+//
+//   OperatorHandle op = Dispatcher::Get().FindOpOrThrow("mylib::rms_norm");
+//   Tensor y = op.typed<Tensor(const Tensor&, const Tensor&, double)>().call(x, w, 1e-6);
+//   Stack out = op.CallBoxed({IValue(x), IValue(w)}, {{"eps", IValue(1e-6)}});
+//
+// Registration functions return absl::Status errors (PyTorch's wording where it has one) and,
+// on success, a RegistrationHandle that undoes the registration when destroyed; most users
+// register through Library and the OPREG_LIBRARY macros (library.h) instead.
+//
+// Thread safety: lookups and calls never lock: they read atomics that point at immutable data.
+// Registrations take a mutex and may run while other threads call ops; a kernel deregistered
+// during a call in another thread stays valid (it is retired, not freed, until exit).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "opreg/dispatch/operator_entry.h"
+
+namespace opreg {
+
+// Undoes one registration when destroyed (or Release()d). Move-only.
+class RegistrationHandle {
+ public:
+  RegistrationHandle() = default;
+  explicit RegistrationHandle(std::function<void()> release) : release_(std::move(release)) {}
+  RegistrationHandle(RegistrationHandle&& o) noexcept : release_(std::move(o.release_)) {
+    o.release_ = nullptr;
+  }
+  RegistrationHandle& operator=(RegistrationHandle&& o) noexcept {
+    if (this != &o) {
+      Release();
+      release_ = std::move(o.release_);
+      o.release_ = nullptr;
+    }
+    return *this;
+  }
+  RegistrationHandle(const RegistrationHandle&) = delete;
+  RegistrationHandle& operator=(const RegistrationHandle&) = delete;
+  ~RegistrationHandle() { Release(); }
+  void Release() {
+    if (release_) {
+      auto f = std::move(release_);
+      release_ = nullptr;
+      f();
+    }
+  }
+
+ private:
+  std::function<void()> release_;
+};
+
+template <class Sig>
+class TypedOperatorHandle;
+
+// A cheap, copyable reference to an operator. Valid for the life of the process.
+class OperatorHandle {
+ public:
+  explicit OperatorHandle(const OperatorEntry* entry) : entry_(entry) {}
+
+  const OperatorName& operator_name() const { return entry_->name(); }
+  // The op's schema. Throws kKey if the op's definition has since been removed.
+  const FunctionSchema& schema() const { return definition().schema; }
+  const OpDefinition& definition() const;
+  const OperatorEntry& entry() const { return *entry_; }
+
+  // Boxed call. `stack` holds the arguments in schema order (trailing ones may be omitted when
+  // they have defaults); they are type-checked against the schema, and replaced by the returns.
+  void CallBoxed(Stack* stack) const;
+  // Boxed call with keyword arguments bound by name (Python's rules); returns the results.
+  Stack CallBoxed(std::vector<IValue> args,
+                  const std::vector<std::pair<std::string, IValue>>& kwargs = {}) const;
+
+  // A handle for unboxed calls with C++ signature `Sig`, e.g. `Tensor(const Tensor&, int64_t)`.
+  // Throws kType when Sig does not fit the schema, or differs from the signature of the op's
+  // unboxed kernels.
+  template <class Sig>
+  TypedOperatorHandle<Sig> typed() const {
+    CheckTypedSignature(CppSignature::Of<Sig>(), detail::UnboxedFactory<Sig>::Infer());
+    return TypedOperatorHandle<Sig>(entry_);
+  }
+
+  // The runtime key of a boxed call's arguments (exposed for fallbacks and tests).
+  DispatchKey ComputeDispatchKey(const Stack& stack, size_t first_argument) const;
+
+  friend bool operator==(const OperatorHandle& a, const OperatorHandle& b) {
+    return a.entry_ == b.entry_;
+  }
+
+ protected:
+  void CheckTypedSignature(const CppSignature& sig, const InferredSignature& inferred) const;
+  // Throws kValue naming the arguments on different devices; `devices` lists, per dispatch
+  // argument, its position and device.
+  [[noreturn]] void ThrowMixedDevices(const Stack& boxed_arguments) const;
+
+  const OperatorEntry* entry_;
+};
+
+template <class R, class... Args>
+class TypedOperatorHandle<R(Args...)> : public OperatorHandle {
+ public:
+  // The unboxed call: computes the key from the tensor arguments, finds the kernel in the op's
+  // flat table and calls it directly (or boxed, for boxed kernels).
+  R call(Args... args) const {
+    detail::DeviceMask mask;
+    (ArgTraits<std::decay_t<Args>>::AddDevices(args, mask), ...);
+    const DispatchKey key = KeyFromMask(mask, args...);
+    return entry_->KernelOrThrow(key).template Call<R, Args...>(*this, std::forward<Args>(args)...);
+  }
+
+ private:
+  friend class OperatorHandle;
+  explicit TypedOperatorHandle(const OperatorEntry* entry) : OperatorHandle(entry) {}
+
+  DispatchKey KeyFromMask(const detail::DeviceMask& m, const Args&... args) const {
+    constexpr uint8_t kMeta = 1u << static_cast<int>(DeviceType::kMeta);
+    const uint8_t t = m.tensors;
+    if (t != 0 && (t & (t - 1)) == 0) {  // one device type: the common case
+      return DispatchKeyFor(static_cast<DeviceType>(__builtin_ctz(t)));
+    }
+    if (t & kMeta) return DispatchKey::kMeta;
+    if (t == 0) {
+      const uint8_t d = m.device_args;
+      return d != 0 && (d & (d - 1)) == 0
+                 ? DispatchKeyFor(static_cast<DeviceType>(__builtin_ctz(d)))
+                 : DispatchKey::kCPU;
+    }
+    Stack boxed;
+    (boxed.push_back(ArgTraits<std::decay_t<Args>>::ToIValue(args)), ...);
+    ThrowMixedDevices(boxed);
+  }
+};
+
+class Dispatcher {
+ public:
+  // The process-wide dispatcher. Never destroyed, so that static Library objects can
+  // deregister from it during exit in any order.
+  static Dispatcher& Get();
+
+  // ---- Lookup (lock-free) ----
+  // `ns::op` or `ns::op.overload`; nullopt unless the op is defined.
+  std::optional<OperatorHandle> FindOp(std::string_view qualified_name) const;
+  // As FindOp, with a NotFound error that says what is known about the name (kernels
+  // registered for an op never defined, other overloads).
+  absl::StatusOr<OperatorHandle> FindOpOrError(std::string_view qualified_name) const;
+  // As FindOpOrError, throwing opreg::Error (kKey).
+  OperatorHandle FindOpOrThrow(std::string_view qualified_name) const;
+  // Every defined op, sorted by name.
+  std::vector<OperatorName> ListOps() const;
+  // A report of one op: schema, where it was defined, kernels per key with their locations,
+  // the computed dispatch table, out-variant link and symmetric-memory arguments.
+  absl::StatusOr<std::string> DumpOp(std::string_view qualified_name) const;
+
+  // ---- Registration ----
+  struct DefineOptions {
+    SourceLocation where;
+    std::vector<std::string> tags;
+    AliasAnalysisKind alias_analysis = AliasAnalysisKind::kFromSchema;
+  };
+  // Defines an op. The schema must be namespaced. Refuses duplicates (naming both locations),
+  // schemas that break the aliasing rule, unknown tags, unregistered custom classes, and
+  // schemas that existing kernels' C++ signatures do not fit. Links out variants by PyTorch's
+  // rule (schema_rules.h) with the op's overloads already defined.
+  absl::StatusOr<RegistrationHandle> Define(FunctionSchema schema, DefineOptions options);
+  // Registers a kernel. The op may be defined later (dangling kernels are allowed until it is
+  // looked up). A kernel for a key that already has one overrides it with a warning; removing
+  // it restores the previous one. `key` nullopt serves every backend (CompositeImplicit).
+  absl::StatusOr<RegistrationHandle> RegisterKernel(const OperatorName& op,
+                                                    std::optional<DispatchKey> key,
+                                                    KernelFunction kernel, SourceLocation where);
+  // A boxed kernel run for every op that has no kernel of its own for a runtime `key`.
+  absl::StatusOr<RegistrationHandle> RegisterFallback(DispatchKey key, KernelFunction kernel,
+                                                      SourceLocation where);
+  // Claims a namespace for its one OPREG_LIBRARY (DEF) block.
+  absl::StatusOr<RegistrationHandle> RegisterLibrary(const std::string& ns, SourceLocation where);
+  // A custom class type, by qualified name (`mylib.Handle`), that schemas may then mention.
+  absl::StatusOr<RegistrationHandle> RegisterClass(const std::string& qualified_name,
+                                                   SourceLocation where);
+  // Links a functional op to an out op whose out arguments are named explicitly (vLLM style).
+  absl::StatusOr<RegistrationHandle> LinkOutVariant(const OperatorName& functional,
+                                                    const OperatorName& out_op,
+                                                    const std::vector<std::string>& out_arguments,
+                                                    SourceLocation where);
+  // Symmetric-memory arguments of a defined op (validated by ValidateSymmMemArgs); warnings
+  // are logged. Registering again replaces the previous set with a warning.
+  absl::StatusOr<RegistrationHandle> RegisterSymmMemArgs(const OperatorName& op,
+                                                         const std::vector<std::string>& names,
+                                                         SymmMemRequirement requirement,
+                                                         SourceLocation where);
+
+  // ---- Queries ----
+  // The out variant linked to a functional op, if any.
+  std::optional<OutVariantLink> OutVariantOf(const OperatorName& functional) const;
+  // The registered symmetric-memory arguments of an op.
+  std::optional<SymmMemArgsInfo> SymmMemArgsOf(const OperatorName& op,
+                                               SymmMemRequirement requirement) const;
+  bool IsClassRegistered(const std::string& qualified_name) const;
+
+ private:
+  friend class OperatorHandle;
+  friend class OperatorEntry;
+  Dispatcher();
+  using OpMap = absl::flat_hash_map<std::string, OperatorEntry*>;
+
+  // Both require mu_.
+  OperatorEntry& EntryLocked(const OperatorName& name);
+  OperatorEntry* FindEntryLocked(const OperatorName& name) const;
+  const OperatorEntry* FindEntry(std::string_view qualified_name) const;
+  void RecomputeTableLocked(OperatorEntry& entry);
+  void AutoLinkOutVariantsLocked(OperatorEntry& entry);
+  absl::Status CheckKernelFitsLocked(const OperatorEntry& entry, const KernelRegistration& k) const;
+  void UndefineLocked(OperatorEntry& entry);
+
+  mutable std::mutex mu_;
+  // The name -> entry map is copied on write and published atomically; old maps are retired.
+  std::atomic<const OpMap*> ops_;
+  std::vector<std::unique_ptr<const OpMap>> retired_maps_;
+  std::vector<std::unique_ptr<OperatorEntry>> entries_;
+  std::list<KernelRegistration> fallbacks_[kNumRuntimeKeys];
+  std::list<KernelRegistration> retired_fallbacks_;
+  absl::flat_hash_map<std::string, SourceLocation> libraries_;
+  absl::flat_hash_map<std::string, SourceLocation> classes_;
+  uint64_t next_registration_id_ = 1;
+};
+
+}  // namespace opreg

@@ -1,0 +1,275 @@
+#include "opreg/dispatch/library.h"
+
+#include <mutex>
+
+#include "opreg/core/error.h"
+#include "opreg/core/logging.h"
+#include "opreg/core/string_util.h"
+#include "opreg/core/string_view.h"
+#include "opreg/registry/schema_parser.h"
+
+namespace opreg {
+namespace {
+
+constexpr std::string_view kWildcardNamespace = "_";
+
+std::string_view KindName(Library::Kind kind) {
+  switch (kind) {
+    case Library::DEF:
+      return "OPREG_LIBRARY";
+    case Library::FRAGMENT:
+      return "OPREG_LIBRARY_FRAGMENT";
+    case Library::IMPL:
+      return "OPREG_LIBRARY_IMPL";
+  }
+  return "?";
+}
+
+// Errors of blocks run at static initialization (see StaticRegistrationErrors).
+struct StaticErrors {
+  std::mutex mu;
+  std::vector<std::string> errors;
+};
+StaticErrors& GetStaticErrors() {
+  static StaticErrors* const errors = new StaticErrors();
+  return *errors;
+}
+
+// The schema of a kernel whose op is defined by name only (PyTorch's inferred schemas).
+FunctionSchema SchemaFromSignature(OperatorName name, const InferredSignature& sig) {
+  std::vector<Argument> args;
+  for (size_t i = 0; i < sig.arguments.size(); ++i) {
+    args.emplace_back(StrCat("_", i), sig.arguments[i], std::nullopt, std::nullopt, false,
+                      std::nullopt);
+  }
+  std::vector<Argument> returns;
+  for (const TypePtr& t : sig.returns) {
+    returns.emplace_back("", t, std::nullopt, std::nullopt, false, std::nullopt);
+  }
+  return FunctionSchema(std::move(name), std::move(args), std::move(returns));
+}
+
+}  // namespace
+
+Library::Library(Kind kind, std::string ns, std::optional<DispatchKey> key, const char* file,
+                 uint32_t line)
+    : kind_(kind),
+      ns_(std::move(ns)),
+      key_(key),
+      where_{file != nullptr ? file : "", static_cast<int>(line)} {
+  if (ns_ == kWildcardNamespace && kind_ != IMPL) {
+    Check(absl::InvalidArgumentError(StrCat(
+        "cannot define ", KindName(kind_),
+        " with the wildcard namespace _ (every library needs a namespace). Did you mean to use "
+        "OPREG_LIBRARY_IMPL instead?")));
+  }
+  if (kind_ == DEF) Keep(Dispatcher::Get().RegisterLibrary(ns_, where_));
+}
+
+Library::~Library() {
+  // Undo in reverse order: kernels before the defs they belong to.
+  while (!handles_.empty()) handles_.pop_back();
+}
+
+std::string Library::BlockDescription() const {
+  return StrCat(KindName(kind_), " block at ", where_.str());
+}
+
+void Library::Check(const absl::Status& status) const {
+  if (status.ok()) return;
+  ThrowIfError(absl::Status(
+      status.code(),
+      StrCat(status.message(), " (Error occurred while processing ", BlockDescription(), ")")));
+}
+
+void Library::Keep(absl::StatusOr<RegistrationHandle> handle) {
+  Check(handle.status());
+  handles_.push_back(*std::move(handle));
+}
+
+OperatorName Library::QualifiedName(std::string_view name) const {
+  absl::StatusOr<std::variant<OperatorName, FunctionSchema>> parsed = ParseSchemaOrName(name);
+  if (!parsed.ok() || !std::holds_alternative<OperatorName>(*parsed)) {
+    Check(absl::InvalidArgumentError(StrCat(
+        "'", name, "' is not an operator name (expected op, op.overload or ns::op.overload)")));
+  }
+  OperatorName op = std::get<OperatorName>(*std::move(parsed));
+  if (!op.ns().empty() && op.ns() != ns_ && ns_ != kWildcardNamespace) {
+    Check(absl::InvalidArgumentError(
+        StrCat("Explicitly provided namespace (", ToAbsl(op.ns()), ") in operator name ", op.str(),
+               " does not match namespace of enclosing ", KindName(kind_), " block (", ns_, ")")));
+  }
+  op.SetNamespaceIfNotSet(ns_);
+  return op;
+}
+
+Library& Library::def(std::string_view schema_text, std::vector<std::string> tags, const char* file,
+                      int line) {
+  const SourceLocation where{file, line};
+  if (kind_ == IMPL) {
+    Check(absl::InvalidArgumentError(StrCat(
+        "def(\"", schema_text,
+        "\"): Cannot define an operator inside of a OPREG_LIBRARY_IMPL block. All def()s should "
+        "be placed in the (unique) OPREG_LIBRARY block for their namespace.")));
+  }
+  absl::StatusOr<std::variant<OperatorName, FunctionSchema>> parsed =
+      ParseSchemaOrName(schema_text);
+  Check(parsed.status());
+  auto* schema = std::get_if<FunctionSchema>(&*parsed);
+  if (schema == nullptr) {
+    Check(absl::InvalidArgumentError(StrCat(
+        "def(\"", schema_text,
+        "\"): Full schema string was not specified, and we couldn't infer schema either. Please "
+        "explicitly provide a schema string, or pass a kernel to infer it from.")));
+  }
+  if (!schema->operator_name().ns().empty() && schema->operator_name().ns() != ns_) {
+    Check(absl::InvalidArgumentError(
+        StrCat("Explicitly provided namespace (", ToAbsl(schema->operator_name().ns()),
+               ") in schema string does not match namespace of enclosing ", KindName(kind_),
+               " block (", ns_,
+               "). Move this definition to the (unique) OPREG_LIBRARY block corresponding to this "
+               "namespace (and consider deleting the namespace from your schema string.)")));
+  }
+  schema->SetNamespaceIfNotSet(ns_);
+  Dispatcher::DefineOptions options;
+  options.where = where;
+  options.tags = std::move(tags);
+  Keep(Dispatcher::Get().Define(std::move(*schema), std::move(options)));
+  return *this;
+}
+
+Library& Library::DefWithKernel(std::string_view schema_or_name, KernelFunction kernel,
+                                SourceLocation where) {
+  absl::StatusOr<std::variant<OperatorName, FunctionSchema>> parsed =
+      ParseSchemaOrName(schema_or_name);
+  Check(parsed.status());
+  OperatorName name;
+  if (auto* op = std::get_if<OperatorName>(&*parsed)) {
+    // A bare name: the schema comes from the kernel's C++ signature.
+    if (kind_ == IMPL || kernel.inferred_signature() == nullptr) {
+      def(schema_or_name, {}, where.file.c_str(), where.line);  // reports the error
+    }
+    name = QualifiedName(schema_or_name);
+    Dispatcher::DefineOptions options;
+    options.where = where;
+    options.alias_analysis = AliasAnalysisKind::kConservative;
+    Keep(Dispatcher::Get().Define(SchemaFromSignature(name, *kernel.inferred_signature()),
+                                  std::move(options)));
+  } else {
+    def(schema_or_name, {}, where.file.c_str(), where.line);
+    name = std::get<FunctionSchema>(*parsed).operator_name();
+    name.SetNamespaceIfNotSet(ns_);
+  }
+  Keep(Dispatcher::Get().RegisterKernel(name, key_, std::move(kernel), std::move(where)));
+  return *this;
+}
+
+Library& Library::ImplKernel(std::string_view name, std::optional<DispatchKey> key,
+                             KernelFunction kernel, SourceLocation where) {
+  if (key && key_ && *key != *key_) {
+    Check(absl::InvalidArgumentError(StrCat(
+        "impl(\"", name, "\"): Explicitly provided dispatch key (", DispatchKeyName(*key),
+        ") is inconsistent with the dispatch key of the enclosing OPREG_LIBRARY_IMPL block (",
+        DispatchKeyName(*key_), ").")));
+  }
+  if (ns_ == kWildcardNamespace) {
+    Check(absl::InvalidArgumentError(
+        StrCat("impl(\"", name, "\"): the wildcard namespace _ registers fallbacks only")));
+  }
+  Keep(Dispatcher::Get().RegisterKernel(QualifiedName(name), key ? key : key_, std::move(kernel),
+                                        std::move(where)));
+  return *this;
+}
+
+Library& Library::Fallback(KernelFunction kernel, SourceLocation where) {
+  if (kind_ != IMPL || ns_ != kWildcardNamespace) {
+    Check(absl::InvalidArgumentError(StrCat(
+        "fallback(...): Fallback functions which apply to only a single namespace (you "
+        "specified ",
+        ns_,
+        ") are not supported. If you intended to apply this fallback function globally, please "
+        "define a separate block: OPREG_LIBRARY_IMPL(_, Key, m) { m.fallback(...); }")));
+  }
+  if (!key_) {
+    Check(absl::InvalidArgumentError("fallback(...): the block has no dispatch key"));
+  }
+  Keep(Dispatcher::Get().RegisterFallback(*key_, std::move(kernel), std::move(where)));
+  return *this;
+}
+
+Library& Library::register_class(std::string_view name, const char* file, int line) {
+  if (kind_ == IMPL) {
+    Check(absl::InvalidArgumentError(
+        StrCat("register_class(\"", name, "\"): classes are defined in OPREG_LIBRARY blocks")));
+  }
+  const std::string qualified = StrCat(ns_, ".", ToAbsl(name));
+  // PyTorch schemas name classes as __torch__.torch.classes.ns.Name: accept both spellings.
+  Keep(Dispatcher::Get().RegisterClass(qualified, SourceLocation{file, line}));
+  Keep(Dispatcher::Get().RegisterClass(StrCat("__torch__.torch.classes.", qualified),
+                                       SourceLocation{file, line}));
+  return *this;
+}
+
+Library& Library::register_symm_mem_args(std::string_view op, std::vector<std::string> names,
+                                         SymmMemRequirement requirement, const char* file,
+                                         int line) {
+  Keep(Dispatcher::Get().RegisterSymmMemArgs(QualifiedName(op), names, requirement,
+                                             SourceLocation{file, line}));
+  return *this;
+}
+
+Library& Library::link_out_variant(std::string_view functional, std::string_view out_op,
+                                   std::vector<std::string> out_arguments, const char* file,
+                                   int line) {
+  Keep(Dispatcher::Get().LinkOutVariant(QualifiedName(functional), QualifiedName(out_op),
+                                        out_arguments, SourceLocation{file, line}));
+  return *this;
+}
+
+Library& Library::SynthesizeFunctional(std::string_view out_op, KernelFunction meta,
+                                       SourceLocation where) {
+  if (kind_ == IMPL) {
+    Check(absl::InvalidArgumentError(StrCat("synthesize_functional(\"", out_op,
+                                            "\"): defines an op, so it belongs in an "
+                                            "OPREG_LIBRARY or OPREG_LIBRARY_FRAGMENT block")));
+  }
+  const OperatorName out_name = QualifiedName(out_op);
+  absl::StatusOr<OperatorHandle> out = Dispatcher::Get().FindOpOrError(out_name.str());
+  Check(out.status());
+  absl::StatusOr<FunctionSchema> functional = SynthesizeFunctionalSchema(out->schema());
+  Check(functional.status());
+  const OperatorName name = functional->operator_name();
+  Dispatcher::DefineOptions options;
+  options.where = where;
+  Keep(Dispatcher::Get().Define(*std::move(functional), std::move(options)));
+  Keep(Dispatcher::Get().RegisterKernel(name, DispatchKey::kMeta, std::move(meta),
+                                        std::move(where)));
+  return *this;
+}
+
+namespace detail {
+
+LibraryInit::LibraryInit(Library::Kind kind, void (*init)(Library&), const char* ns,
+                         std::optional<DispatchKey> key, const char* file, uint32_t line) {
+  // Errors must not escape static initialization (that would terminate the process while a
+  // shared library loads): they are logged and kept for the lookups that will fail.
+  try {
+    library_.emplace(kind, ns, key, file, line);
+    init(*library_);
+  } catch (const Error& e) {
+    StaticErrors& errors = GetStaticErrors();
+    std::lock_guard<std::mutex> lock(errors.mu);
+    errors.errors.push_back(e.message());
+    Logger().error("registration failed: {}", e.message());
+  }
+}
+
+}  // namespace detail
+
+std::vector<std::string> StaticRegistrationErrors() {
+  StaticErrors& errors = GetStaticErrors();
+  std::lock_guard<std::mutex> lock(errors.mu);
+  return errors.errors;
+}
+
+}  // namespace opreg

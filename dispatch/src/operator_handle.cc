@@ -1,0 +1,307 @@
+// The call paths: boxed calls (argument binding, defaults, type checks, key computation) and
+// the slow paths of typed calls (signature checks, mixed-device errors).
+#include <algorithm>
+
+#include "opreg/core/error.h"
+#include "opreg/core/string_util.h"
+#include "opreg/core/string_view.h"
+#include "opreg/dispatch/dispatcher.h"
+
+namespace opreg {
+namespace {
+
+// The device types of the tensors in one boxed argument, as a bit mask.
+uint8_t DeviceBits(const IValue& v) {
+  detail::DeviceMask m;
+  switch (v.tag()) {
+    case IValue::Tag::kTensor:
+      m.AddTensor(v.toTensor());
+      break;
+    case IValue::Tag::kTensorList:
+      for (const Tensor& t : v.toTensorList()) m.AddTensor(t);
+      break;
+    case IValue::Tag::kOptionalTensorList:
+      for (const auto& t : v.toOptionalTensorList()) {
+        if (t) m.AddTensor(*t);
+      }
+      break;
+    case IValue::Tag::kGenericList:
+      for (const IValue& e : v.toGenericList()) m.tensors |= DeviceBits(e);
+      break;
+    default:
+      break;
+  }
+  return m.tensors;
+}
+
+// Checks one boxed argument against its schema type, converting the few values that have an
+// unambiguous schema form (int for float, a device string for Device, a scalar for a sized int
+// list). Returns false on a mismatch.
+bool CheckAndCoerce(const Argument& arg, const Type& type, IValue* v) {
+  switch (type.kind()) {
+    case TypeKind::kAny:
+    case TypeKind::kVar:
+      return true;
+    case TypeKind::kOptional:
+      return v->isNone() || CheckAndCoerce(arg, *type.element(), v);
+    case TypeKind::kTensor:
+      return v->isTensor();
+    case TypeKind::kInt:
+    case TypeKind::kSymInt:
+    case TypeKind::kScalarType:
+    case TypeKind::kLayout:
+    case TypeKind::kMemoryFormat:
+      return v->isInt();
+    case TypeKind::kFloat:
+    case TypeKind::kSymFloat:
+      if (v->isInt()) *v = IValue(static_cast<double>(v->toInt()));
+      return v->isDouble();
+    case TypeKind::kComplex:
+      if (v->isInt() || v->isDouble()) *v = IValue(std::complex<double>(v->toScalarDouble(), 0));
+      return v->isComplex();
+    case TypeKind::kBool:
+    case TypeKind::kSymBool:
+      return v->isBool();
+    case TypeKind::kStr:
+      return v->isString();
+    case TypeKind::kScalar:
+      return v->isScalar();
+    case TypeKind::kDevice:
+      if (v->isString()) {
+        absl::StatusOr<Device> d = Device::Parse(v->toStringRef());
+        if (!d.ok()) return false;
+        *v = IValue(*d);
+      }
+      return v->isDevice();
+    case TypeKind::kClass:
+      return v->isObject();
+    case TypeKind::kTuple:
+      return v->isTuple();
+    case TypeKind::kList: {
+      const Type& e = *type.element();
+      switch (e.kind()) {
+        case TypeKind::kTensor:
+          if (v->isGenericList()) {
+            std::vector<Tensor> ts;
+            for (const IValue& x : v->toGenericList()) {
+              if (!x.isTensor()) return false;
+              ts.push_back(x.toTensor());
+            }
+            *v = IValue(std::move(ts));
+          }
+          return v->isTensorList();
+        case TypeKind::kOptional:
+          if (e.element()->kind() != TypeKind::kTensor) return v->isList();
+          if (v->isTensorList()) {
+            *v = IValue(std::vector<std::optional<Tensor>>(v->toTensorList().begin(),
+                                                           v->toTensorList().end()));
+          } else if (v->isGenericList()) {
+            std::vector<std::optional<Tensor>> ts;
+            for (const IValue& x : v->toGenericList()) {
+              if (x.isNone()) {
+                ts.emplace_back();
+              } else if (x.isTensor()) {
+                ts.emplace_back(x.toTensor());
+              } else {
+                return false;
+              }
+            }
+            *v = IValue(std::move(ts));
+          }
+          return v->isOptionalTensorList();
+        case TypeKind::kInt:
+        case TypeKind::kSymInt:
+          // `int[2] stride` takes a single int, as in PyTorch.
+          if (v->isInt() && arg.N()) *v = IValue(std::vector<int64_t>(*arg.N(), v->toInt()));
+          if (v->isGenericList() && v->toGenericList().empty()) *v = IValue(std::vector<int64_t>());
+          return v->isIntList();
+        case TypeKind::kFloat:
+          if (v->isIntList()) {
+            *v = IValue(std::vector<double>(v->toIntList().begin(), v->toIntList().end()));
+          }
+          return v->isDoubleList();
+        case TypeKind::kBool:
+          return v->isBoolList();
+        case TypeKind::kStr:
+          return v->isStringList();
+        default:
+          return v->isList();
+      }
+    }
+    default:
+      return true;  // Generator, Stream, Storage, Dict, ...: passed through as given
+  }
+}
+
+}  // namespace
+
+const OpDefinition& OperatorHandle::definition() const {
+  const OpDefinition* def = entry_->definition();
+  OPREG_CHECK_INDEX(def != nullptr, "operator ", entry_->name().str(),
+                    " is no longer defined (the library that defined it was unloaded)");
+  return *def;
+}
+
+DispatchKey OperatorHandle::ComputeDispatchKey(const Stack& stack, size_t first) const {
+  const OpDefinition& def = definition();
+  uint8_t bits = 0;
+  for (uint16_t i : def.tensor_arguments) {
+    if (first + i < stack.size()) bits |= DeviceBits(stack[first + i]);
+  }
+  constexpr uint8_t kMeta = 1u << static_cast<int>(DeviceType::kMeta);
+  if (bits != 0 && (bits & (bits - 1)) == 0) {
+    return DispatchKeyFor(static_cast<DeviceType>(__builtin_ctz(bits)));
+  }
+  if (bits & kMeta) return DispatchKey::kMeta;
+  if (bits != 0) ThrowMixedDevices(Stack(stack.begin() + first, stack.end()));
+  for (uint16_t i : def.device_arguments) {
+    if (first + i < stack.size() && stack[first + i].isDevice()) {
+      return DispatchKeyFor(stack[first + i].toDevice().type);
+    }
+  }
+  return DispatchKey::kCPU;
+}
+
+void OperatorHandle::ThrowMixedDevices(const Stack& args) const {
+  const OpDefinition& def = definition();
+  std::string first, second;
+  Device first_device = Device::cpu();
+  auto visit = [&](const Tensor& t, const std::string& where) {
+    if (!t.defined()) return;
+    if (first.empty()) {
+      first = where;
+      first_device = t.device();
+    } else if (second.empty() && t.device().type != first_device.type) {
+      second = StrCat(where, " on ", t.device().str());
+    }
+  };
+  for (uint16_t i : def.tensor_arguments) {
+    if (i >= args.size()) continue;
+    const std::string name = StrCat("argument '", def.schema.arguments()[i].name(), "' (#", i, ")");
+    const IValue& v = args[i];
+    if (v.isTensor()) {
+      visit(v.toTensor(), name);
+    } else if (v.isTensorList()) {
+      const auto& ts = v.toTensorList();
+      for (size_t j = 0; j < ts.size(); ++j) visit(ts[j], StrCat(name, " element ", j));
+    } else if (v.isOptionalTensorList()) {
+      const auto& ts = v.toOptionalTensorList();
+      for (size_t j = 0; j < ts.size(); ++j) {
+        if (ts[j]) visit(*ts[j], StrCat(name, " element ", j));
+      }
+    }
+  }
+  OPREG_THROW(kValue, "[", entry_->name().str(),
+              "] expected all tensor arguments on one device, but ", first, " is on ",
+              first_device.str(), " and ", second);
+}
+
+void OperatorHandle::CallBoxed(Stack* stack) const {
+  OPREG_CHECK(stack != nullptr, "[", entry_->name().str(), "] CallBoxed: null stack");
+  const OpDefinition& def = definition();
+  const FunctionSchema& schema = def.schema;
+  const std::string op = entry_->name().str();
+  const auto& args = schema.arguments();
+  if (stack->size() > args.size() && !schema.is_vararg()) {
+    OPREG_THROW(kType, "[", op, "] expected at most ", args.size(), " arguments, got ",
+                stack->size());
+  }
+  for (size_t i = stack->size(); i < args.size(); ++i) {
+    OPREG_CHECK_TYPE(args[i].default_value().has_value(),
+                     ArgErrorMessage(op, args[i].name(), static_cast<int>(i), "a value",
+                                     "nothing (the argument is missing and has no default)"));
+    stack->push_back(*args[i].default_value());
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    IValue& v = (*stack)[i];
+    if (!CheckAndCoerce(args[i], *args[i].type(), &v)) {
+      OPREG_THROW(kType, ArgErrorMessage(op, args[i].name(), static_cast<int>(i),
+                                         args[i].type()->str(), detail::BoxedTypeName(v)));
+    }
+  }
+  const DispatchKey key = ComputeDispatchKey(*stack, 0);
+  entry_->KernelOrThrow(key).CallBoxed(*this, stack);
+  if (!schema.is_varret() && stack->size() != schema.returns().size()) {
+    OPREG_THROW(kRuntime, "[", op, "] the ", DispatchKeyName(key), " kernel left ", stack->size(),
+                " values on the stack, but the schema declares ", schema.returns().size(),
+                " returns");
+  }
+}
+
+Stack OperatorHandle::CallBoxed(std::vector<IValue> positional,
+                                const std::vector<std::pair<std::string, IValue>>& kwargs) const {
+  const FunctionSchema& s = schema();
+  const std::string op = entry_->name().str();
+  const auto& args = s.arguments();
+  const size_t num_positional = static_cast<size_t>(
+      std::find_if(args.begin(), args.end(), [](const Argument& a) { return a.kwarg_only(); }) -
+      args.begin());
+  if (positional.size() > num_positional && !s.is_vararg()) {
+    OPREG_THROW(kType, "[", op, "] takes ", num_positional, " positional arguments but ",
+                positional.size(), " were given");
+  }
+  std::vector<std::optional<IValue>> slots(std::max(args.size(), positional.size()));
+  for (size_t i = 0; i < positional.size(); ++i) slots[i] = std::move(positional[i]);
+  for (const auto& [name, value] : kwargs) {
+    std::optional<size_t> i = s.ArgumentIndex(name);
+    OPREG_CHECK_TYPE(i.has_value(), "[", op, "] got an unexpected keyword argument '", name, "'");
+    OPREG_CHECK_TYPE(!slots[*i].has_value(), "[", op, "] got multiple values for argument '", name,
+                     "' (#", *i, ")");
+    slots[*i] = value;
+  }
+  Stack stack;
+  stack.reserve(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (slots[i]) {
+      stack.push_back(std::move(*slots[i]));
+    } else if (i < args.size() && args[i].default_value()) {
+      stack.push_back(*args[i].default_value());
+    } else {
+      OPREG_THROW(kType, ArgErrorMessage(op, args[i].name(), static_cast<int>(i), "a value",
+                                         "nothing (the argument is missing and has no default)"));
+    }
+  }
+  CallBoxed(&stack);
+  return stack;
+}
+
+void OperatorHandle::CheckTypedSignature(const CppSignature& sig,
+                                         const InferredSignature& inferred) const {
+  const OpDefinition& def = definition();
+  const FunctionSchema& s = def.schema;
+  std::string reason;
+  if (inferred.arguments.size() != s.arguments().size()) {
+    reason = StrCat("it takes ", inferred.arguments.size(), " arguments, the schema ",
+                    s.arguments().size());
+  } else if (inferred.returns.size() != s.returns().size()) {
+    reason =
+        StrCat("it returns ", inferred.returns.size(), " values, the schema ", s.returns().size());
+  } else {
+    for (size_t i = 0; i < s.arguments().size() && reason.empty(); ++i) {
+      if (!InferredTypeMatches(*inferred.arguments[i], *s.arguments()[i].type())) {
+        reason = StrCat("argument '", s.arguments()[i].name(), "' (#", i, ") is ",
+                        inferred.arguments[i]->str(), " in C++ but ",
+                        s.arguments()[i].type()->str(), " in the schema");
+      }
+    }
+    for (size_t i = 0; i < s.returns().size() && reason.empty(); ++i) {
+      if (!InferredTypeMatches(*inferred.returns[i], *s.returns()[i].type())) {
+        reason = StrCat("return #", i, " is ", inferred.returns[i]->str(), " in C++ but ",
+                        s.returns()[i].type()->str(), " in the schema");
+      }
+    }
+  }
+  OPREG_CHECK_TYPE(reason.empty(), "[", entry_->name().str(), "] typed<", sig.name(),
+                   ">() does not fit the schema ", s.str(), ": ", reason);
+
+  std::lock_guard<std::mutex> lock(Dispatcher::Get().mu_);
+  const std::optional<CppSignature>& known = entry_->cpp_signature_;
+  OPREG_CHECK_TYPE(!known || *known == sig,
+                   "Tried to access or call an operator with a wrong signature.\n  operator: ",
+                   s.str(), "\n    registered at ", def.where.str(),
+                   "\n  correct signature:  ", known ? known->name() : "",
+                   "\n    learned from the kernel registered at ",
+                   entry_->cpp_signature_where_.str(), "\n  accessed/called as: ", sig.name());
+}
+
+}  // namespace opreg
