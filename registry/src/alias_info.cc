@@ -48,6 +48,9 @@ std::string AliasInfo::str() const {
 }
 
 bool operator==(const AliasInfo& a, const AliasInfo& b) {
+  // Fresh sets (`!`) are anonymous: their numbers depend only on how many came before in one
+  // parse, so two of them are equal whatever their numbers.
+  if (a.IsFreshShorthand() && b.IsFreshShorthand()) return a.contained_ == b.contained_;
   return a.is_write_ == b.is_write_ && SameSets(a.before_sets_, b.before_sets_) &&
          SameSets(a.after_sets_, b.after_sets_) && a.contained_ == b.contained_;
 }

@@ -128,6 +128,12 @@ TEST_CASE("the ! shorthand makes a fresh written set per use", "[schema][parser]
   CHECK(a[2].alias_info()->before_sets() == std::vector<std::string>{"$2"});
   CHECK(a[2].type()->element()->kind() == TypeKind::kInt);
   CHECK(s.MutatedArgumentNames() == std::vector<std::string>{"a", "b", "c"});
+  // Fresh sets are anonymous: equal whatever their numbers (annotations inside Future(...) are
+  // dropped, as in PyTorch, yet still take a number).
+  FunctionSchema dropped = MustParse("aten::f(Future(t!) x, Tensor! y) -> ()");
+  FunctionSchema reparsed = MustParse(dropped.str());
+  CHECK(dropped.str() == "aten::f(Future(t) x, Tensor! y) -> ()");
+  CHECK(dropped == reparsed);
   // Positional `Tensor!` arguments are written but are not out arguments.
   CHECK_FALSE(a[0].is_out());
 }
