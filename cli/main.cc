@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "ops_command.h"
 #include "schema_command.h"
 
 namespace {
@@ -11,6 +12,7 @@ constexpr char kUsage[] =
     "usage: opreg <command> [args]\n"
     "commands:\n"
     "  schema    canonicalize operator schemas (PyTorch's FunctionSchema language)\n"
+    "  ops       list the registered operators, or dump one\n"
     "  version   print the opreg version\n"
     "Run 'opreg <command> --help' for a command's options.\n";
 
@@ -25,6 +27,7 @@ int main(int argc, char** argv) {
   const std::string command = argv[1];
   const std::vector<std::string> args(argv + 2, argv + argc);
   if (command == "schema") return opreg::cli::RunSchemaCommand(args);
+  if (command == "ops") return opreg::cli::RunOpsCommand(args);
   if (command == "version" || command == "--version") {
     std::cout << "opreg " << OPREG_VERSION << "\n";
     return 0;

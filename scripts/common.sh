@@ -5,10 +5,16 @@ OPREG_JOBS=${OPREG_JOBS:-$(nproc)}
 # shared/ (corpus, references) sits beside the checkout.
 OPREG_SHARED=${OPREG_SHARED:-$OPREG_ROOT/../shared}
 
-# opreg_build DIR [cmake args...]: configures (once) and builds the tree in DIR.
+# opreg_build DIR [cmake args...] [--target T]: configures and builds the tree in DIR (all
+# targets, or only T).
 opreg_build() {
   local dir=$1
   shift
+  local target=()
+  if [[ $# -ge 2 && ${*: -2:1} == --target ]]; then
+    target=(--target "${*: -1}")
+    set -- "${@:1:$#-2}"
+  fi
   local cuda_args=()
   # nvcc may be installed off PATH; point CMake at it so the CUDA parts are compiled.
   if [[ -x /usr/local/cuda/bin/nvcc ]] && ! command -v nvcc >/dev/null; then
@@ -18,5 +24,5 @@ opreg_build() {
     cat "$dir.configure.log"
     return 1
   }
-  cmake --build "$dir" -j "$OPREG_JOBS"
+  cmake --build "$dir" -j "$OPREG_JOBS" "${target[@]}"
 }

@@ -2,7 +2,8 @@
 # Runs every test on a fresh machine: installs what is missing, then
 #   1. Release build: all Catch2 tests (ctest), the CLI corpus check, a benchmark smoke run;
 #   2. libFuzzer target (clang-14, ASan+UBSan) for a bounded time (OPREG_FUZZ_SECONDS, 60);
-#   3. ASan+UBSan build: all Catch2 tests again.
+#   3. ASan+UBSan build: all Catch2 tests again;
+#   4. TSan build: the tests that exercise threads (registration while calling).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 bash "$OPREG_ROOT/scripts/install_deps.sh"
@@ -27,3 +28,8 @@ opreg_build "$OPREG_ROOT/build/asan" -DCMAKE_BUILD_TYPE=Debug -DOPREG_BUILD_CUDA
   -DOPREG_BUILD_BENCHMARKS=OFF -DOPREG_SANITIZE=address,undefined
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$OPREG_ROOT/build/asan" -j "$OPREG_JOBS"
+
+echo "== TSan build (threaded tests)"
+opreg_build "$OPREG_ROOT/build/tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPREG_BUILD_CUDA=OFF \
+  -DOPREG_BUILD_BENCHMARKS=OFF -DOPREG_SANITIZE=thread --target test_dispatch_threads
+TSAN_OPTIONS=halt_on_error=1 ctest --test-dir "$OPREG_ROOT/build/tsan" -R '^test_dispatch_threads$'

@@ -144,7 +144,7 @@ Library& Library::DefWithKernel(std::string_view schema_or_name, KernelFunction 
       ParseSchemaOrName(schema_or_name);
   Check(parsed.status());
   OperatorName name;
-  if (auto* op = std::get_if<OperatorName>(&*parsed)) {
+  if (std::holds_alternative<OperatorName>(*parsed)) {
     // A bare name: the schema comes from the kernel's C++ signature.
     if (kind_ == IMPL || kernel.inferred_signature() == nullptr) {
       def(schema_or_name, {}, where.file.c_str(), where.line);  // reports the error

@@ -1,3 +1,13 @@
 opreg_add_cpp_test(test_library LIBS opreg::dispatch)
 opreg_add_cpp_test(test_dispatcher LIBS opreg::dispatch)
 opreg_add_cpp_test(test_dispatch_threads LIBS opreg::dispatch Threads::Threads)
+
+# `opreg ops --load`: a kernel library loaded with dlopen at run time.
+add_library(opreg_test_plugin SHARED ops_plugin.cc)
+target_link_libraries(opreg_test_plugin PRIVATE opreg::dispatch)
+opreg_target_settings(opreg_test_plugin)
+opreg_add_cpp_test(test_cli_ops LIBS opreg_cli_commands)
+add_dependencies(test_cli_ops opreg_test_plugin)
+target_compile_definitions(test_cli_ops PRIVATE
+  OPREG_TEST_PLUGIN="$<TARGET_FILE:opreg_test_plugin>")
+opreg_add_cpp_test(test_registry_warnings LIBS opreg::dispatch)

@@ -1,0 +1,50 @@
+// `opreg ops`: loading a kernel library with dlopen, listing and dumping its ops.
+#include <catch2/catch.hpp>
+#include <iostream>
+#include <sstream>
+
+#include "ops_command.h"
+
+namespace opreg::cli {
+namespace {
+
+// Runs the command with stdout and stderr captured.
+int Run(const std::vector<std::string>& args, std::string* out, std::string* err) {
+  std::ostringstream o, e;
+  std::streambuf* old_out = std::cout.rdbuf(o.rdbuf());
+  std::streambuf* old_err = std::cerr.rdbuf(e.rdbuf());
+  const int status = RunOpsCommand(args);
+  std::cout.rdbuf(old_out);
+  std::cerr.rdbuf(old_err);
+  *out = o.str();
+  *err = e.str();
+  return status;
+}
+
+TEST_CASE("opreg ops loads a library and lists and dumps its ops", "[cli]") {
+  std::string out, err;
+  REQUIRE(Run({"--load", OPREG_TEST_PLUGIN, "--schemas"}, &out, &err) == 0);
+  CHECK_THAT(out, Catch::Contains("plugin::identity(Tensor x) -> Tensor\n"));
+  CHECK_THAT(out, Catch::Contains("plugin::identity.out(Tensor x, *, Tensor(a!) out) -> "
+                                  "Tensor(a!)\n"));
+  REQUIRE(Run({"plugin::identity"}, &out, &err) == 0);
+  CHECK_THAT(out, Catch::StartsWith("plugin::identity(Tensor x) -> Tensor\n  defined at "));
+  CHECK_THAT(out, Catch::Contains("ops_plugin.cc:"));
+  CHECK_THAT(out, Catch::Contains("    CPU: registered at "));
+  CHECK_THAT(out, Catch::Contains("out variant: plugin::identity.out (outs: out; linked by name)"));
+  REQUIRE(Run({}, &out, &err) == 0);
+  CHECK_THAT(out, Catch::Contains("plugin::identity\n"));
+}
+
+TEST_CASE("opreg ops reports what it cannot do", "[cli]") {
+  std::string out, err;
+  CHECK(Run({"nope::nothing"}, &out, &err) == 1);
+  CHECK(err == "opreg ops: Could not find operator nope::nothing\n");
+  CHECK(Run({"--load", "/nonexistent/libx.so"}, &out, &err) == 2);
+  CHECK_THAT(err, Catch::StartsWith("opreg ops: cannot load /nonexistent/libx.so: "));
+  CHECK(Run({"--bogus"}, &out, &err) == 2);
+  CHECK(Run({"a::b", "c::d"}, &out, &err) == 2);
+}
+
+}  // namespace
+}  // namespace opreg::cli
