@@ -15,7 +15,6 @@
 // opreg/torch ratios) follows Google Benchmark's table; with a non-console
 // --benchmark_format it goes to stderr, so the JSON on stdout stays parseable.
 #include <benchmark/benchmark.h>
-
 #include <unistd.h>
 
 #include <cstdio>
@@ -171,8 +170,8 @@ void PrintSummary(const std::map<std::string, double>& ns, std::FILE* out) {
 
   std::fprintf(out, "\nDispatch overhead (ns per call, real time)\n");
   std::fprintf(out, "%-10s %8s %8s", "case", "opreg/1", "opreg/3");
-  if (any_torch) std::fprintf(out, " %8s %8s %12s %12s", "torch/1", "torch/3", "opreg/torch1",
-                              "opreg/torch3");
+  if (any_torch)
+    std::fprintf(out, " %8s %8s %12s %12s", "torch/1", "torch/3", "opreg/torch1", "opreg/torch3");
   std::fprintf(out, "\n");
   auto cell = [&](const double* v) {
     if (v != nullptr) {
@@ -215,6 +214,12 @@ void PrintSummary(const std::map<std::string, double>& ns, std::FILE* out) {
       const double* unboxed = get(std::string("BM_TorchUnboxed") + n);
       if (direct != nullptr && unboxed != nullptr) {
         std::fprintf(out, "torch unboxed overhead over direct%s: %.1f ns\n", n, *unboxed - *direct);
+      }
+      // libtorch's cheapest path: the autograd keys excluded by the caller.
+      const double* below = get(std::string("BM_TorchUnboxedBelowAutograd") + n);
+      if (direct != nullptr && below != nullptr) {
+        std::fprintf(out, "torch unboxed (below autograd) overhead over direct%s: %.1f ns\n", n,
+                     *below - *direct);
       }
     }
   }

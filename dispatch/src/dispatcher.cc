@@ -10,6 +10,8 @@
 #include "opreg/core/logging.h"
 #include "opreg/core/string_util.h"
 #include "opreg/core/string_view.h"
+#include "opreg/dispatch/meta.h"
+#include "opreg/dispatch/out_resolution.h"
 
 namespace opreg {
 namespace {
@@ -192,10 +194,12 @@ void Dispatcher::UndefineLocked(OperatorEntry& entry) {
     if (OperatorEntry* out = FindEntryLocked(entry.out_variant_->link.out)) {
       out->functional_of_.reset();
     }
-    entry.out_variant_.reset();
+    SetOutVariantLocked(entry, std::nullopt);
   }
   if (entry.functional_of_) {
-    if (OperatorEntry* f = FindEntryLocked(*entry.functional_of_)) f->out_variant_.reset();
+    if (OperatorEntry* f = FindEntryLocked(*entry.functional_of_)) {
+      SetOutVariantLocked(*f, std::nullopt);
+    }
     entry.functional_of_.reset();
   }
   entry.symm_mem_args_[0].reset();
@@ -215,8 +219,8 @@ void Dispatcher::AutoLinkOutVariantsLocked(OperatorEntry& entry) {
                     std::string(link.status().message()));
       return;
     }
-    functional.out_variant_ = OutVariantInfo{*std::move(link), {}};
     out.functional_of_ = functional.name();
+    SetOutVariantLocked(functional, OutVariantInfo{*std::move(link), {}});
   };
   const FunctionSchema& s = entry.owned_definition_->schema;
   // As the functional op: its expected out overload.
@@ -240,6 +244,21 @@ void Dispatcher::AutoLinkOutVariantsLocked(OperatorEntry& entry) {
   }
 }
 
+void Dispatcher::SetOutVariantLocked(OperatorEntry& functional,
+                                     std::optional<OutVariantInfo> info) {
+  functional.out_resolution_ = nullptr;
+  const OperatorEntry* out = info ? FindEntryLocked(info->link.out) : nullptr;
+  // Ops whose output sizes depend on their data cannot be sized by a meta function up front.
+  if (out != nullptr && functional.owned_definition_ != nullptr &&
+      !HasDataDependentOutput(*functional.owned_definition_)) {
+    functional.out_resolution_kernels_.push_back(
+        MakeOutResolutionKernel(&functional, out, info->link));
+    functional.out_resolution_ = &functional.out_resolution_kernels_.back();
+  }
+  functional.out_variant_ = std::move(info);
+  RecomputeTableLocked(functional);
+}
+
 void Dispatcher::RecomputeTableLocked(OperatorEntry& entry) {
   auto newest = [&](DispatchKey key) -> const KernelRegistration* {
     for (auto it = entry.kernels_.rbegin(); it != entry.kernels_.rend(); ++it) {
@@ -250,6 +269,14 @@ void Dispatcher::RecomputeTableLocked(OperatorEntry& entry) {
   for (int i = 0; i < kNumRuntimeKeys; ++i) {
     const auto key = static_cast<DispatchKey>(i);
     const KernelRegistration* chosen = newest(key);
+    // A functional op linked to an out variant runs through it on keys it has no kernel for
+    // (never on Meta: the meta function is what sizes the outputs).
+    if (chosen == nullptr && key != DispatchKey::kMeta && entry.out_resolution_ != nullptr) {
+      entry.table_source_[i] = StrCat("through out variant ", entry.out_variant_->link.out.str(),
+                                      " (meta function, then out kernel)");
+      entry.table_[i].store(entry.out_resolution_, std::memory_order_release);
+      continue;
+    }
     std::string source;
     if (chosen == nullptr) chosen = newest(DispatchKey::kCompositeExplicit);
     if (chosen == nullptr) chosen = newest(DispatchKey::kCompositeImplicit);
@@ -421,12 +448,12 @@ absl::StatusOr<RegistrationHandle> Dispatcher::LinkOutVariant(
     if (OperatorEntry* old = FindEntryLocked(f->out_variant_->link.out))
       old->functional_of_.reset();
   }
-  f->out_variant_ = OutVariantInfo{*std::move(link), std::move(where)};
   o->functional_of_ = functional;
+  SetOutVariantLocked(*f, OutVariantInfo{*std::move(link), std::move(where)});
   return RegistrationHandle([this, f, o] {
     std::lock_guard<std::mutex> l(mu_);
     if (f->out_variant_ && f->out_variant_->link.out == o->name()) {
-      f->out_variant_.reset();
+      SetOutVariantLocked(*f, std::nullopt);
       o->functional_of_.reset();
     }
     if (f->owned_definition_) AutoLinkOutVariantsLocked(*f);

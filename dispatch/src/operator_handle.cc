@@ -200,31 +200,33 @@ void OperatorHandle::CallBoxed(Stack* stack) const {
   OPREG_CHECK(stack != nullptr, "[", entry_->name().str(), "] CallBoxed: null stack");
   const OpDefinition& def = definition();
   const FunctionSchema& schema = def.schema;
-  const std::string op = entry_->name().str();
   const auto& args = schema.arguments();
+  // The op's name is only formatted when there is an error to report: this is the hot path.
   if (stack->size() > args.size() && !schema.is_vararg()) {
-    OPREG_THROW(kType, "[", op, "] expected at most ", args.size(), " arguments, got ",
-                stack->size());
+    OPREG_THROW(kType, "[", entry_->name().str(), "] expected at most ", args.size(),
+                " arguments, got ", stack->size());
   }
   for (size_t i = stack->size(); i < args.size(); ++i) {
-    OPREG_CHECK_TYPE(args[i].default_value().has_value(),
-                     ArgErrorMessage(op, args[i].name(), static_cast<int>(i), "a value",
-                                     "nothing (the argument is missing and has no default)"));
+    if (!args[i].default_value()) {
+      OPREG_THROW(kType, ArgErrorMessage(entry_->name().str(), args[i].name(), static_cast<int>(i),
+                                         "a value",
+                                         "nothing (the argument is missing and has no default)"));
+    }
     stack->push_back(*args[i].default_value());
   }
   for (size_t i = 0; i < args.size(); ++i) {
     IValue& v = (*stack)[i];
     if (!CheckAndCoerce(args[i], *args[i].type(), &v)) {
-      OPREG_THROW(kType, ArgErrorMessage(op, args[i].name(), static_cast<int>(i),
+      OPREG_THROW(kType, ArgErrorMessage(entry_->name().str(), args[i].name(), static_cast<int>(i),
                                          args[i].type()->str(), detail::BoxedTypeName(v)));
     }
   }
   const DispatchKey key = ComputeDispatchKey(*stack, 0);
   entry_->KernelOrThrow(key).CallBoxed(*this, stack);
   if (!schema.is_varret() && stack->size() != schema.returns().size()) {
-    OPREG_THROW(kRuntime, "[", op, "] the ", DispatchKeyName(key), " kernel left ", stack->size(),
-                " values on the stack, but the schema declares ", schema.returns().size(),
-                " returns");
+    OPREG_THROW(kRuntime, "[", entry_->name().str(), "] the ", DispatchKeyName(key),
+                " kernel left ", stack->size(), " values on the stack, but the schema declares ",
+                schema.returns().size(), " returns");
   }
 }
 

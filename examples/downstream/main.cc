@@ -70,12 +70,11 @@ void Run() {
   const int64_t positives = count.call(x);
   Expect(positives == 3, "count_positive(x) = " + std::to_string(positives) + ", expected 3");
 
-  auto minmax =
-      d.FindOpOrThrow(ns + "::minmax").typed<std::tuple<Tensor, Tensor>(const Tensor&)>();
+  auto minmax = d.FindOpOrThrow(ns + "::minmax").typed<std::tuple<Tensor, Tensor>(const Tensor&)>();
   auto [lo, hi] = minmax.call(x);
-  Expect(lo.item() == -2.0 && hi.item() == 3.0,
-         "minmax(x) = (" + std::to_string(lo.item()) + ", " + std::to_string(hi.item()) +
-             "), expected (-2, 3)");
+  Expect(lo.item() == -2.0 && hi.item() == 3.0, "minmax(x) = (" + std::to_string(lo.item()) + ", " +
+                                                    std::to_string(hi.item()) +
+                                                    "), expected (-2, 3)");
 
   // ---- Boxed: arguments as IValues, defaults filled and keywords bound from the schema ----
   const opreg::OperatorHandle scale_op = d.FindOpOrThrow(ns + "::scale");
@@ -87,9 +86,9 @@ void Run() {
 
   Stack stack{IValue(x)};
   d.FindOpOrThrow(ns + "::minmax").CallBoxed(&stack);
-  Expect(stack.size() == 2 && stack[0].toTensor().item() == -2.0 &&
-             stack[1].toTensor().item() == 3.0,
-         "boxed minmax returns (-2, 3)");
+  Expect(
+      stack.size() == 2 && stack[0].toTensor().item() == -2.0 && stack[1].toTensor().item() == 3.0,
+      "boxed minmax returns (-2, 3)");
 
   // A wrong argument type is an error naming op and argument, not a crash.
   bool threw = false;
@@ -113,12 +112,12 @@ void Run() {
                dump->find("kernels_cpu.cc") != std::string::npos,
            "the dump names the CPU kernel's location");
   }
-  std::optional<opreg::OutVariantLink> link = d.OutVariantOf(opreg::OperatorName(ns + "::scale", ""));
+  std::optional<opreg::OutVariantLink> link =
+      d.OutVariantOf(opreg::OperatorName(ns + "::scale", ""));
   Expect(link.has_value() && link->out.str() == ns + "::scale.out",
          "scale is linked to its out variant scale.out");
   if (link.has_value()) {
-    std::printf("out variant of %s: %s\n", link->functional.str().c_str(),
-                link->out.str().c_str());
+    std::printf("out variant of %s: %s\n", link->functional.str().c_str(), link->out.str().c_str());
   }
 }
 

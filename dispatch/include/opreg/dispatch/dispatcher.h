@@ -219,6 +219,8 @@ class Dispatcher {
   const OperatorEntry* FindEntry(std::string_view qualified_name) const;
   void RecomputeTableLocked(OperatorEntry& entry);
   void AutoLinkOutVariantsLocked(OperatorEntry& entry);
+  // Sets (or clears) a functional op's out-variant link, its resolution kernel and its table.
+  void SetOutVariantLocked(OperatorEntry& functional, std::optional<OutVariantInfo> info);
   absl::Status CheckKernelFitsLocked(const OperatorEntry& entry, const KernelRegistration& k) const;
   void UndefineLocked(OperatorEntry& entry);
 

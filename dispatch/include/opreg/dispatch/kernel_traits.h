@@ -82,10 +82,12 @@ struct ArgTraits {
 
 template <>
 struct ArgTraits<Tensor> {
-  using Storage = Tensor;
-  static Tensor FromIValue(const IValue& v, const detail::ArgSite& at) {
+  // A reference to the tensor in the boxed stack, which the generated wrapper owns (mutably)
+  // for the whole call: no reference-count traffic for `const Tensor&` and `Tensor&` kernels.
+  using Storage = Tensor&;
+  static Tensor& FromIValue(const IValue& v, const detail::ArgSite& at) {
     if (!v.isTensor()) detail::ThrowArgTypeError(at, "Tensor", v);
-    return v.toTensor();
+    return const_cast<Tensor&>(v.toTensor());
   }
   static IValue ToIValue(const Tensor& t) { return IValue(t); }
   static TypePtr SchemaType() { return Type::Get(TypeKind::kTensor); }
@@ -286,7 +288,7 @@ struct ArgTraits<std::vector<bool>> : ListArgTraits<bool, TypeKind::kBool> {
 template <class T>
 struct ArgTraits<std::optional<T>> {
   using Inner = ArgTraits<T>;
-  using Storage = std::optional<typename Inner::Storage>;
+  using Storage = std::optional<std::remove_reference_t<typename Inner::Storage>>;
   static Storage FromIValue(const IValue& v, const detail::ArgSite& at) {
     if (v.isNone()) return std::nullopt;
     return Inner::FromIValue(v, at);

@@ -102,7 +102,11 @@ class OperatorEntry {
   // The C++ signature every unboxed kernel of this op shares, with the first registration.
   std::optional<CppSignature> cpp_signature_;
   SourceLocation cpp_signature_where_;
-  std::optional<OutVariantInfo> out_variant_;        // as the functional op
+  std::optional<OutVariantInfo> out_variant_;  // as the functional op
+  // The kernel that runs this op through its out variant (out_resolution.h), while linked.
+  // Kernels of earlier links are kept, never freed, like retired kernels.
+  const KernelFunction* out_resolution_ = nullptr;
+  std::list<KernelFunction> out_resolution_kernels_;
   std::optional<OperatorName> functional_of_;        // as the out variant of another op
   std::optional<SymmMemArgsInfo> symm_mem_args_[2];  // indexed by SymmMemRequirement
 };

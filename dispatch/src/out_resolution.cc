@@ -1,0 +1,94 @@
+#include "opreg/dispatch/out_resolution.h"
+
+#include "opreg/core/error.h"
+#include "opreg/core/tensor_factories.h"
+#include "opreg/dispatch/meta.h"
+
+namespace opreg {
+namespace {
+
+// The device the outputs go to: that of the first tensor argument.
+Device CallDevice(const OpDefinition& def, const Stack& args) {
+  for (uint16_t i : def.tensor_arguments) {
+    const IValue& v = args[i];
+    if (v.isTensor() && v.toTensor().defined()) return v.toTensor().device();
+    if (v.isTensorList()) {
+      for (const Tensor& t : v.toTensorList()) {
+        if (t.defined()) return t.device();
+      }
+    }
+  }
+  return Device::cpu();
+}
+
+}  // namespace
+
+Stack BuildOutVariantStack(const OutVariantLink& link, const FunctionSchema& out_schema,
+                           Stack functional_arguments, const std::vector<Tensor>& outs) {
+  const size_t m = out_schema.arguments().size();
+  Stack stack;
+  stack.reserve(m);
+  size_t next_arg = 0;
+  size_t next_out = 0;
+  for (size_t j = 0; j < m; ++j) {
+    if (next_out < link.out_argument_indices.size() && link.out_argument_indices[next_out] == j) {
+      stack.emplace_back(outs[next_out++]);
+    } else {
+      OPREG_CHECK(next_arg < functional_arguments.size(), "[", link.out.str(),
+                  "] out variant expects more arguments than ", link.functional.str(), " has");
+      stack.push_back(std::move(functional_arguments[next_arg++]));
+    }
+  }
+  return stack;
+}
+
+void CheckOutVariantResults(const OperatorHandle& out_op, const OutVariantLink& link,
+                            const Stack& results, const std::vector<Tensor>& outs) {
+  if (results.empty()) return;
+  OPREG_CHECK(results.size() == outs.size(), "[", out_op.operator_name().str(), "] returned ",
+              results.size(), " values for ", outs.size(), " out arguments");
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const IValue& r = results[k];
+    const Tensor& buffer = outs[k];
+    const bool same =
+        r.isTensor() && r.toTensor().defined() && r.toTensor().data_ptr() == buffer.data_ptr() &&
+        r.toTensor().sizes() == buffer.sizes() && r.toTensor().strides() == buffer.strides() &&
+        r.toTensor().dtype() == buffer.dtype() && r.toTensor().storage().is_same(buffer.storage());
+    OPREG_CHECK(same, "[", out_op.operator_name().str(), "] output '", link.out_argument_names[k],
+                "' (#", link.out_argument_indices[k],
+                "): the kernel returned a tensor other than the buffer it was given, or resized "
+                "it (expected ",
+                buffer.ToString(), ", got ",
+                r.isTensor() ? r.toTensor().ToString() : std::string(r.TagName()), ")");
+  }
+}
+
+KernelFunction MakeOutResolutionKernel(const OperatorEntry* functional, const OperatorEntry* out,
+                                       OutVariantLink link) {
+  return KernelFunction::FromBoxedFunctor(
+      [functional, out, link = std::move(link)](const OperatorHandle& op, Stack* stack) {
+        const OpDefinition& def = op.definition();
+        const size_t n = def.schema.arguments().size();
+        Stack args(std::make_move_iterator(stack->end() - static_cast<ptrdiff_t>(n)),
+                   std::make_move_iterator(stack->end()));
+        stack->resize(stack->size() - n);
+
+        // Sizes from the meta function; one fresh buffer per output on the call's device.
+        const Stack specs = RunMetaFunction(OperatorHandle(functional), args);
+        const Device device = CallDevice(def, args);
+        std::vector<Tensor> outs;
+        outs.reserve(specs.size());
+        for (const IValue& s : specs) {
+          const Tensor& meta = s.toTensor();
+          outs.push_back(empty_strided(meta.sizes(), meta.strides(), meta.dtype(), device));
+        }
+
+        OperatorHandle out_op(out);
+        Stack out_stack = BuildOutVariantStack(link, out_op.schema(), std::move(args), outs);
+        out_op.CallBoxed(&out_stack);
+        CheckOutVariantResults(out_op, link, out_stack, outs);
+        for (Tensor& t : outs) stack->emplace_back(std::move(t));
+      });
+}
+
+}  // namespace opreg
