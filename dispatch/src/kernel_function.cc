@@ -40,4 +40,18 @@ void KernelFunction::CheckReturnCount(const OperatorHandle& op, const Stack& sta
               stack.size(), " values but the caller expects ", expected);
 }
 
+void KernelFunction::CheckReferenceReturns(const OperatorHandle& op, const Stack& stack,
+                                           const std::vector<Tensor*>& mutables, size_t expected) {
+  OPREG_CHECK(mutables.size() >= expected, "[", op.operator_name().str(),
+              "] a typed call returning references needs ", expected,
+              " mutable Tensor& arguments to refer to, but has ", mutables.size());
+  OPREG_CHECK(stack.empty() || stack.size() == expected, "[", op.operator_name().str(),
+              "] the kernel returned ", stack.size(), " values but the caller expects ", expected);
+  for (size_t i = 0; i < stack.size(); ++i) {
+    OPREG_CHECK(stack[i].isTensor() && stack[i].toTensor().is_alias_of(*mutables[i]), "[",
+                op.operator_name().str(), "] return #", i,
+                " is not the tensor of the caller's mutable argument it must refer to");
+  }
+}
+
 }  // namespace opreg

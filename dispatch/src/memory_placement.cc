@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 #include <set>
+#include <string_view>
 #include <utility>
 
 #include "opreg/core/error.h"
@@ -194,6 +195,52 @@ int64_t OnlinePlace(const std::vector<Item>& items, const std::vector<int32_t>& 
   return arena;
 }
 
+// The most buffers of positive size alive at one step.
+int64_t MaxLiveCount(const std::vector<Item>& items, const std::vector<int32_t>& by_first) {
+  std::vector<std::pair<int64_t, int>> events;
+  events.reserve(2 * by_first.size());
+  for (int32_t i : by_first) {
+    events.emplace_back(items[i].first, 1);
+    events.emplace_back(static_cast<int64_t>(items[i].last) + 1, -1);
+  }
+  std::sort(events.begin(), events.end());
+  int64_t live = 0, most = 0;
+  for (const auto& e : events) {
+    live += e.second;
+    most = std::max(most, live);
+  }
+  return most;
+}
+
+// For traces with at most two buffers alive at any step (chains), the conflict graph is a forest:
+// two-colour it, put one colour at offset 0 and the other flush against the top of an arena of
+// `lb` bytes. Every overlapping pair (a, b) is alive at a common step, so size_a + size_b <= lb
+// and the two never meet: the arena is exactly the LB, which greedy orders can miss.
+int64_t TwoLevelPlace(const std::vector<Item>& items, const std::vector<int32_t>& by_first,
+                      const ConflictGraph& g, int64_t lb, std::vector<int64_t>* offsets) {
+  offsets->assign(items.size(), 0);
+  std::vector<int8_t> colour(items.size(), -1);
+  std::vector<int32_t> stack;
+  for (int32_t root : by_first) {
+    if (colour[root] >= 0) continue;
+    colour[root] = 0;
+    stack.push_back(root);
+    while (!stack.empty()) {
+      const int32_t i = stack.back();
+      stack.pop_back();
+      for (int64_t k = g.start[i]; k < g.start[i + 1]; ++k) {
+        const int32_t j = g.adj[static_cast<size_t>(k)];
+        if (colour[j] < 0) {
+          colour[j] = static_cast<int8_t>(1 - colour[i]);
+          stack.push_back(j);
+        }
+      }
+    }
+  }
+  for (int32_t i : by_first) (*offsets)[i] = colour[i] == 0 ? 0 : lb - items[i].size;
+  return lb;
+}
+
 }  // namespace
 
 absl::Status ValidateBuffers(absl::Span<const BufferInterval> buffers, int64_t alignment) {
@@ -279,13 +326,21 @@ Placement PlaceBuffers(absl::Span<const BufferInterval> buffers, const Placement
                           return aa != ab ? aa > ab : items[a].size > items[b].size;
                         })});
   candidates.push_back({"online", {}});
+  // Chains (at most two buffers alive per step) also get the exact two-level placement.
+  const bool chain = use_graph && MaxLiveCount(items, by_first) <= 2;
+  if (chain) candidates.push_back({"two-level", {}});
 
   std::vector<int64_t> offsets;
   result.arena_bytes = std::numeric_limits<int64_t>::max();
   for (const Candidate& c : candidates) {
-    const int64_t arena = c.order.empty()
-                              ? OnlinePlace(items, by_first, &offsets)
-                              : GreedyPlace(items, c.order, use_graph ? &graph : nullptr, &offsets);
+    int64_t arena;
+    if (!c.order.empty()) {
+      arena = GreedyPlace(items, c.order, use_graph ? &graph : nullptr, &offsets);
+    } else if (std::string_view(c.name) == "online") {
+      arena = OnlinePlace(items, by_first, &offsets);
+    } else {
+      arena = TwoLevelPlace(items, by_first, graph, LowerBoundBytes(buffers, alignment), &offsets);
+    }
     if (arena < result.arena_bytes) {
       result.arena_bytes = arena;
       result.strategy = c.name;

@@ -11,3 +11,4 @@ add_dependencies(test_cli_ops opreg_test_plugin)
 target_compile_definitions(test_cli_ops PRIVATE
   OPREG_TEST_PLUGIN="$<TARGET_FILE:opreg_test_plugin>")
 opreg_add_cpp_test(test_registry_warnings LIBS opreg::dispatch)
+opreg_add_cpp_test(test_out_resolution LIBS opreg::dispatch)

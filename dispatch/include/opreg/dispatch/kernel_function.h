@@ -73,6 +73,18 @@ struct FunctionTraits<R (C::*)(Args...) const> : FunctionTraits<R (*)(Args...)> 
 template <class C, class R, class... Args>
 struct FunctionTraits<R (C::*)(Args...)> : FunctionTraits<R (*)(Args...)> {};
 
+// What a kernel's result is held as while the stack is popped: references become values.
+template <class R>
+struct ReturnValueOf {
+  using type = std::decay_t<R>;
+};
+template <class... Ts>
+struct ReturnValueOf<std::tuple<Ts...>> {
+  using type = std::tuple<std::decay_t<Ts>...>;
+};
+template <class R>
+using ReturnValue = typename ReturnValueOf<R>::type;
+
 // Calls the kernel stored behind `functor` (a function pointer or a heap functor).
 template <class F, bool kIsFnPtr, class R, class... Args>
 R Invoke(void* functor, Args... args) {
@@ -96,10 +108,51 @@ void CallUnboxedFromStack(void* functor, const OperatorHandle& op, Stack* stack,
     Invoke<F, kIsFnPtr, R, Args...>(functor, std::get<Is>(storage)...);
     stack->resize(first);
   } else {
-    R result = Invoke<F, kIsFnPtr, R, Args...>(functor, std::get<Is>(storage)...);
+    // A value, not a reference: a returned Tensor& may refer into the stack popped below.
+    ReturnValue<R> result = Invoke<F, kIsFnPtr, R, Args...>(functor, std::get<Is>(storage)...);
     stack->resize(first);
-    ReturnTraits<R>::Push(std::move(result), stack);
+    ReturnTraits<ReturnValue<R>>::Push(std::move(result), stack);
   }
+}
+
+// Return types that are references (`Tensor&`, `std::tuple<Tensor&, Tensor&>`).
+template <class R>
+constexpr bool kIsTensorRef = std::is_same_v<R, Tensor&> || std::is_same_v<R, const Tensor&>;
+template <class R>
+struct ReturnsReferences : std::bool_constant<kIsTensorRef<R>> {};
+template <class... Ts>
+struct ReturnsReferences<std::tuple<Ts...>> : std::bool_constant<(kIsTensorRef<Ts> && ...)> {};
+template <class R>
+constexpr bool kReturnsReferences = ReturnsReferences<R>::value && !std::is_void_v<R>;
+
+template <class A>
+void CollectMutableTensor(A&& a, std::vector<Tensor*>* out) {
+  if constexpr (std::is_same_v<A&&, Tensor&>) out->push_back(&a);
+}
+
+template <class R>
+struct TieImpl;
+template <>
+struct TieImpl<Tensor&> {
+  static Tensor& Get(const std::vector<Tensor*>& m) { return *m[0]; }
+};
+template <>
+struct TieImpl<const Tensor&> {
+  static const Tensor& Get(const std::vector<Tensor*>& m) { return *m[0]; }
+};
+template <class... Ts>
+struct TieImpl<std::tuple<Ts...>> {
+  static std::tuple<Ts...> Get(const std::vector<Tensor*>& m) {
+    return Tie(m, std::index_sequence_for<Ts...>{});
+  }
+  template <size_t... Is>
+  static std::tuple<Ts...> Tie(const std::vector<Tensor*>& m, std::index_sequence<Is...>) {
+    return std::tuple<Ts...>(*m[Is]...);
+  }
+};
+template <class R>
+R TieReferences(const std::vector<Tensor*>& mutables) {
+  return TieImpl<R>::Get(mutables);
 }
 
 // Checks that a boxed call left enough arguments on the stack for the wrapper.
@@ -190,11 +243,20 @@ class KernelFunction {
     stack.reserve(sizeof...(Args));
     (stack.push_back(ArgTraits<std::decay_t<Args>>::ToIValue(args)), ...);
     CallBoxed(op, &stack);
-    if constexpr (!std::is_void_v<R>) {
+    if constexpr (detail::kReturnsReferences<R>) {
+      // PyTorch's rule for out and in-place kernels: returned references are the caller's
+      // mutable Tensor& arguments, in order (checked against what the kernel returned).
+      std::vector<Tensor*> mutables;
+      (detail::CollectMutableTensor(std::forward<Args>(args), &mutables), ...);
+      CheckReferenceReturns(op, stack, mutables, ReturnTraits<R>::kCount);
+      return detail::TieReferences<R>(mutables);
+    } else if constexpr (!std::is_void_v<R>) {
       CheckReturnCount(op, stack, ReturnTraits<R>::kCount);
       return ReturnTraits<R>::Pop(&op, &stack, 0);
     }
   }
+  static void CheckReferenceReturns(const OperatorHandle& op, const Stack& stack,
+                                    const std::vector<Tensor*>& mutables, size_t expected);
   static void CheckReturnCount(const OperatorHandle& op, const Stack& stack, size_t expected);
 
   void* functor_ = nullptr;      // a function pointer, or the object owned by owner_

@@ -326,6 +326,18 @@ struct ReturnTraits {
   }
 };
 
+// `Tensor&` (out and in-place kernels return the buffer they wrote): boxed as the tensor.
+template <>
+struct ReturnTraits<Tensor&> {
+  static constexpr size_t kCount = 1;
+  static std::vector<TypePtr> SchemaTypes() { return {ArgTraits<Tensor>::SchemaType()}; }
+  static void Push(Tensor& r, Stack* stack) { stack->push_back(IValue(r)); }
+};
+template <>
+struct ReturnTraits<const Tensor&> : ReturnTraits<Tensor&> {
+  static void Push(const Tensor& r, Stack* stack) { stack->push_back(IValue(r)); }
+};
+
 template <>
 struct ReturnTraits<void> {
   static constexpr size_t kCount = 0;
@@ -335,10 +347,13 @@ struct ReturnTraits<void> {
 template <class... Ts>
 struct ReturnTraits<std::tuple<Ts...>> {
   static constexpr size_t kCount = sizeof...(Ts);
-  static std::vector<TypePtr> SchemaTypes() { return {ArgTraits<Ts>::SchemaType()...}; }
+  static std::vector<TypePtr> SchemaTypes() {
+    return {ArgTraits<std::decay_t<Ts>>::SchemaType()...};
+  }
   static void Push(std::tuple<Ts...>&& r, Stack* stack) {
-    std::apply([&](auto&&... x) { (stack->push_back(ArgTraits<Ts>::ToIValue(x)), ...); },
-               std::move(r));
+    std::apply(
+        [&](auto&&... x) { (stack->push_back(ArgTraits<std::decay_t<Ts>>::ToIValue(x)), ...); },
+        std::move(r));
   }
   static std::tuple<Ts...> Pop(const OperatorHandle* op, Stack* stack, size_t first) {
     return PopImpl(op, stack, first, std::index_sequence_for<Ts...>{});

@@ -63,7 +63,8 @@ struct Placement {
   // max over buffers of offset + size rounded up to the alignment (0 for no buffers). A multiple
   // of the alignment, and >= LowerBoundBytes(buffers, alignment).
   int64_t arena_bytes = 0;
-  // The portfolio member that won: "size", "lifetime", "area" or "online" ("" for no buffers).
+  // The portfolio member that won: "size", "lifetime", "area", "online" or "two-level" ("" for
+  // no buffers).
   std::string strategy;
 };
 
@@ -90,6 +91,9 @@ int64_t LowerBoundBytes(absl::Span<const BufferInterval> buffers, int64_t alignm
 //   "online"    ORT-style best fit in execution order: walk the steps, free the buffers that died,
 //               then place each new buffer (input order) in the smallest gap between the buffers
 //               alive now, or on top of them.
+//   "two-level" only for chains (at most two buffers of positive size alive at any step): the
+//               conflict graph is then a forest; one colour at offset 0, the other flush with the
+//               top of an LB-sized arena. Exact (arena == LB) where greedy orders can miss.
 // Zero-size buffers get offset 0 and occupy nothing. Cost: O(n log n + E log d) per member, E the
 // number of time-overlapping pairs (a conflict graph built once); above 8M pairs it switches to a
 // memory-lean O(n^2) scan. 10,000 buffers of a model-like trace take a few ms (bench_planner).
