@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ops_command.h"
+#include "plan_command.h"
 #include "schema_command.h"
 
 namespace {
@@ -13,6 +14,7 @@ constexpr char kUsage[] =
     "commands:\n"
     "  schema    canonicalize operator schemas (PyTorch's FunctionSchema language)\n"
     "  ops       list the registered operators, or dump one\n"
+    "  plan      place a buffer trace (JSON) in one arena and compare with allocator models\n"
     "  version   print the opreg version\n"
     "Run 'opreg <command> --help' for a command's options.\n";
 
@@ -28,6 +30,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 2, argv + argc);
   if (command == "schema") return opreg::cli::RunSchemaCommand(args);
   if (command == "ops") return opreg::cli::RunOpsCommand(args);
+  if (command == "plan") return opreg::cli::RunPlanCommand(args);
   if (command == "version" || command == "--version") {
     std::cout << "opreg " << OPREG_VERSION << "\n";
     return 0;

@@ -3,22 +3,14 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli_test_util.h"
 #include "ops_command.h"
 
 namespace opreg::cli {
 namespace {
 
-// Runs the command with stdout and stderr captured.
 int Run(const std::vector<std::string>& args, std::string* out, std::string* err) {
-  std::ostringstream o, e;
-  std::streambuf* old_out = std::cout.rdbuf(o.rdbuf());
-  std::streambuf* old_err = std::cerr.rdbuf(e.rdbuf());
-  const int status = RunOpsCommand(args);
-  std::cout.rdbuf(old_out);
-  std::cerr.rdbuf(old_err);
-  *out = o.str();
-  *err = e.str();
-  return status;
+  return testing::RunCaptured(RunOpsCommand, args, out, err);
 }
 
 TEST_CASE("opreg ops loads a library and lists and dumps its ops", "[cli]") {

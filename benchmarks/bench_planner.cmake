@@ -1,0 +1,13 @@
+# bench_planner: arena placement vs LB and allocator baselines on synthetic traces; PNG plots when
+# libpng is found (optional: the binary builds without it). Included from benchmarks/CMakeLists.txt.
+add_executable(bench_planner bench_planner.cc planner_traces.cc)
+target_link_libraries(bench_planner PRIVATE opreg::dispatch)
+target_include_directories(bench_planner PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+find_package(PNG QUIET)
+if(PNG_FOUND)
+  target_compile_definitions(bench_planner PRIVATE OPREG_BENCH_HAVE_PNG=1)
+  target_link_libraries(bench_planner PRIVATE PNG::PNG)
+else()
+  message(STATUS "bench_planner: libpng not found, --plot disabled")
+endif()
+opreg_target_settings(bench_planner)
