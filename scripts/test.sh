@@ -16,6 +16,8 @@ ctest --test-dir "$OPREG_ROOT/build/release" -j "$OPREG_JOBS"
 
 echo "== benchmark smoke run (figures are not asserted)"
 "$OPREG_ROOT/build/release/benchmarks/bench_schema" --benchmark_min_time=0.05
+"$OPREG_ROOT/build/release/benchmarks/bench_dispatch" --benchmark_min_time=0.01
+"$OPREG_ROOT/build/release/benchmarks/bench_planner" --runs 1
 
 echo "== end-to-end corpus check"
 bash "$OPREG_ROOT/scripts/demo.sh"
