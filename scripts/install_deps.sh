@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   clang-14 libclang-rt-14-dev        # libFuzzer + sanitizer runtimes for the fuzz target
-  libabsl-dev libspdlog-dev catch2 libbenchmark-dev libdlpack-dev
+  libabsl-dev libspdlog-dev catch2 libbenchmark-dev libdlpack-dev libopenblas-dev
 )
 
 missing=()

@@ -18,6 +18,7 @@ echo "== benchmark smoke run (figures are not asserted)"
 "$OPREG_ROOT/build/release/benchmarks/bench_schema" --benchmark_min_time=0.05
 "$OPREG_ROOT/build/release/benchmarks/bench_dispatch" --benchmark_min_time=0.01
 "$OPREG_ROOT/build/release/benchmarks/bench_planner" --runs 1
+"$OPREG_ROOT/build/release/benchmarks/bench_kernels" --sizes-mib 1 --min-time-s 0.01 --no-linear
 
 echo "== end-to-end corpus check"
 bash "$OPREG_ROOT/scripts/demo.sh"

@@ -102,13 +102,10 @@ std::array<TensorMeta, 2> InferPerTokenQuant(std::string_view op, const Tensor& 
   CheckMinDim(op, "x", 0, x, 1);
   OPREG_CHECK_TYPE(dtype == DType::kInt8 || dtype == DType::kFloat8E4M3FN,
                    ArgErrorMessage(op, "dtype", 1, "i8 or f8e4m3fn", DTypeName(dtype)));
-  const int64_t h = x.size(-1);
-  const int64_t rows = h == 0 ? 0 : x.numel() / h;
   TensorMeta q = Same(x);
   q.dtype = dtype;
   int64_t r = 1;
   for (int64_t d = 0; d + 1 < x.dim(); ++d) r *= x.size(d);
-  (void)rows;
   return {q, TensorMeta{DimVector{r, 1}, DType::kFloat32}};
 }
 
@@ -153,6 +150,115 @@ TensorMeta InferLinear(std::string_view op, const Tensor& x, const Tensor& weigh
   TensorMeta m = Same(x);
   m.sizes.back() = n;
   return m;
+}
+
+// ---- `.out` validation ----
+
+namespace {
+void CheckOn(std::string_view op, std::initializer_list<NamedTensor> args, Device device) {
+  for (const NamedTensor& a : args) {
+    if (a.tensor->defined()) CheckDevice(op, a.name, a.index, *a.tensor, device);
+  }
+}
+}  // namespace
+
+void CheckAddOut(std::string_view op, const Tensor& self, const Tensor& other,
+                 const Scalar& alpha, const Tensor& out, Device device) {
+  const NamedTensor s{"self", 0, &self}, o{"other", 1, &other};
+  CheckOn(op, {s, o}, device);
+  const TensorMeta m = InferAdd(op, self, other, alpha);
+  CheckOut(op, "out", 3, out, m.sizes, m.dtype, device);
+  CheckNoAlias(op, "out", 3, out, {s, o});
+}
+
+void CheckMulOut(std::string_view op, const Tensor& self, const Tensor& other, const Tensor& out,
+                 Device device) {
+  const NamedTensor s{"self", 0, &self}, o{"other", 1, &other};
+  CheckOn(op, {s, o}, device);
+  const TensorMeta m = InferMul(op, self, other);
+  CheckOut(op, "out", 2, out, m.sizes, m.dtype, device);
+  CheckNoAlias(op, "out", 2, out, {s, o});
+}
+
+void CheckSplitAddOut(std::string_view op, const Tensor& x, const Tensor& y, const Tensor& out0,
+                      const Tensor& out1, Device device) {
+  const NamedTensor nx{"x", 0, &x}, ny{"y", 1, &y};
+  CheckOn(op, {nx, ny}, device);
+  const auto m = InferSplitAdd(op, x, y);
+  CheckOut(op, "out0", 2, out0, m[0].sizes, m[0].dtype, device);
+  CheckOut(op, "out1", 3, out1, m[1].sizes, m[1].dtype, device);
+  CheckNoAlias(op, "out0", 2, out0, {nx, ny});
+  CheckNoAlias(op, "out1", 3, out1, {nx, ny, {"out0", 2, &out0}});
+}
+
+void CheckRmsNormOut(std::string_view op, const Tensor& input, const Tensor& weight, double eps,
+                     const Tensor& out, Device device) {
+  const NamedTensor ni{"input", 0, &input}, nw{"weight", 1, &weight};
+  CheckOn(op, {ni, nw}, device);
+  const TensorMeta m = InferRmsNorm(op, input, weight, eps);
+  CheckOut(op, "out", 3, out, m.sizes, m.dtype, device);
+  CheckNoAlias(op, "out", 3, out, {ni, nw});
+}
+
+void CheckSiluAndMulOut(std::string_view op, const Tensor& x, const Tensor& out, Device device) {
+  const NamedTensor nx{"x", 0, &x};
+  CheckOn(op, {nx}, device);
+  const TensorMeta m = InferSiluAndMul(op, x);
+  CheckOut(op, "out", 1, out, m.sizes, m.dtype, device);
+  CheckNoAlias(op, "out", 1, out, {nx});
+}
+
+void CheckPerTokenQuantOut(std::string_view op, const Tensor& x, DType dtype, const Tensor& q,
+                           const Tensor& scale, Device device) {
+  const NamedTensor nx{"x", 0, &x};
+  CheckOn(op, {nx}, device);
+  const auto m = InferPerTokenQuant(op, x, dtype);
+  CheckOut(op, "q", 2, q, m[0].sizes, m[0].dtype, device);
+  CheckOut(op, "scale", 3, scale, m[1].sizes, m[1].dtype, device);
+  CheckNoAlias(op, "q", 2, q, {nx});
+  CheckNoAlias(op, "scale", 3, scale, {nx, {"q", 2, &q}});
+}
+
+void CheckTopkOut(std::string_view op, const Tensor& x, int64_t k, int64_t dim, bool largest,
+                  const Tensor& values, const Tensor& indices, Device device) {
+  const NamedTensor nx{"x", 0, &x};
+  CheckOn(op, {nx}, device);
+  const auto m = InferTopk(op, x, k, dim, largest);
+  CheckOut(op, "values", 4, values, m[0].sizes, m[0].dtype, device);
+  CheckOut(op, "indices", 5, indices, m[1].sizes, m[1].dtype, device);
+  CheckNoAlias(op, "values", 4, values, {nx});
+  CheckNoAlias(op, "indices", 5, indices, {nx, {"values", 4, &values}});
+}
+
+void CheckSoftmaxOut(std::string_view op, const Tensor& x, int64_t dim, const Tensor& out,
+                     Device device) {
+  const NamedTensor nx{"x", 0, &x};
+  CheckOn(op, {nx}, device);
+  const TensorMeta m = InferSoftmax(op, x, dim);
+  CheckOut(op, "out", 2, out, m.sizes, m.dtype, device);
+  CheckNoAlias(op, "out", 2, out, {nx});
+}
+
+void CheckLinearOut(std::string_view op, const Tensor& x, const Tensor& weight,
+                    const std::optional<Tensor>& bias, const Tensor& out, Device device) {
+  const Tensor b = bias ? *bias : Tensor();
+  const NamedTensor nx{"x", 0, &x}, nw{"weight", 1, &weight}, nb{"bias", 2, &b};
+  CheckOn(op, {nx, nw, nb}, device);
+  const TensorMeta m = InferLinear(op, x, weight, bias);
+  CheckOut(op, "out", 3, out, m.sizes, m.dtype, device);
+  CheckNoAlias(op, "out", 3, out, {nx, nw, nb});
+}
+
+void CheckFusedAddRmsNormOn(std::string_view op, const Tensor& input, const Tensor& residual,
+                            const Tensor& weight, double eps, Device device) {
+  CheckOn(op, {{"input", 0, &input}}, device);
+  CheckFusedAddRmsNorm(op, input, residual, weight, eps);
+  OPREG_CHECK_VALUE(input.is_contiguous(),
+                    ArgErrorMessage(op, "input", 0, "a contiguous tensor",
+                                    StrCat("strides ", ShapeString(input.strides()))));
+  OPREG_CHECK_VALUE(residual.is_contiguous(),
+                    ArgErrorMessage(op, "residual", 1, "a contiguous tensor",
+                                    StrCat("strides ", ShapeString(residual.strides()))));
 }
 
 }  // namespace opreg::ops

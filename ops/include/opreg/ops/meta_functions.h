@@ -81,4 +81,33 @@ TensorMeta InferSoftmax(std::string_view op, const Tensor& x, int64_t dim);
 TensorMeta InferLinear(std::string_view op, const Tensor& x, const Tensor& weight,
                        const std::optional<Tensor>& bias);
 
+// ---- `.out` call validation ----
+// Each validates an `.out` call completely: the inputs as the Infer function above does (with
+// `op`, e.g. "opreg::add.out", in messages), every input tensor on `device`, every out with
+// CheckOut (exact shape and dtype, on `device`, contiguous) and that no out overlaps an input
+// or an earlier out (CheckNoAlias). Out indices are those of the `.out` schemas. Backends call
+// them first in their `.out` kernels (the CPU registrations and the Meta kernels of the `.out`
+// ops do).
+void CheckAddOut(std::string_view op, const Tensor& self, const Tensor& other,
+                 const Scalar& alpha, const Tensor& out, Device device);
+void CheckMulOut(std::string_view op, const Tensor& self, const Tensor& other, const Tensor& out,
+                 Device device);
+void CheckSplitAddOut(std::string_view op, const Tensor& x, const Tensor& y, const Tensor& out0,
+                      const Tensor& out1, Device device);
+void CheckRmsNormOut(std::string_view op, const Tensor& input, const Tensor& weight, double eps,
+                     const Tensor& out, Device device);
+void CheckSiluAndMulOut(std::string_view op, const Tensor& x, const Tensor& out, Device device);
+void CheckPerTokenQuantOut(std::string_view op, const Tensor& x, DType dtype, const Tensor& q,
+                           const Tensor& scale, Device device);
+void CheckTopkOut(std::string_view op, const Tensor& x, int64_t k, int64_t dim, bool largest,
+                  const Tensor& values, const Tensor& indices, Device device);
+void CheckSoftmaxOut(std::string_view op, const Tensor& x, int64_t dim, const Tensor& out,
+                     Device device);
+void CheckLinearOut(std::string_view op, const Tensor& x, const Tensor& weight,
+                    const std::optional<Tensor>& bias, const Tensor& out, Device device);
+// fused_add_rms_norm_ on `device`: CheckFusedAddRmsNorm, input on `device`, and input and
+// residual contiguous (an in-place kernel would otherwise need a copy back; it is refused).
+void CheckFusedAddRmsNormOn(std::string_view op, const Tensor& input, const Tensor& residual,
+                            const Tensor& weight, double eps, Device device);
+
 }  // namespace opreg::ops

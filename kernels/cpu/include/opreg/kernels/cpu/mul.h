@@ -1,0 +1,13 @@
+// CPU kernel for mul: out = self * other, broadcasting. Same preconditions and paths as
+// AddCpu (add.h).
+#pragma once
+
+#include <cstdint>
+
+#include "opreg/core/tensor.h"
+
+namespace opreg::kernels::cpu {
+
+void MulCpu(const Tensor& self, const Tensor& other, Tensor& out);
+
+}  // namespace opreg::kernels::cpu

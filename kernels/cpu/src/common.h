@@ -1,0 +1,50 @@
+// Internal helpers of the CPU kernels: dtype dispatch, element conversion, the parallel grain.
+#pragma once
+
+#include <cstdint>
+
+#include "opreg/core/dtype.h"
+#include "opreg/core/dtype_traits.h"
+#include "opreg/core/error.h"
+#include "opreg/core/half.h"
+#include "opreg/core/tensor.h"
+
+namespace opreg::kernels::cpu::detail {
+
+// Below this many elements a kernel runs on the calling thread (an OpenMP fork costs a few
+// microseconds, more than the work of a small tensor).
+inline constexpr int64_t kParallelGrain = 1 << 15;
+
+// Calls fn(T{}) with T float, Half or BFloat16 for dtype f32, f16, bf16; kType error otherwise.
+template <class Fn>
+void DispatchFloating(DType dtype, const char* kernel, Fn&& fn) {
+  switch (dtype) {
+    case DType::kFloat32:
+      fn(float{});
+      return;
+    case DType::kFloat16:
+      fn(Half{});
+      return;
+    case DType::kBFloat16:
+      fn(BFloat16{});
+      return;
+    default:
+      OPREG_THROW(kType, kernel, ": unsupported dtype ", DTypeName(dtype),
+                  " (expected f32, f16 or bf16)");
+  }
+}
+
+// Precondition checks the registrations normally guarantee; cheap, so kernels called directly
+// fail loudly instead of reading out of bounds.
+inline void RequireCpuContiguous(const char* kernel, const Tensor& t, const char* what) {
+  OPREG_CHECK_VALUE(t.defined() && t.is_cpu() && t.is_contiguous(), kernel, ": ", what,
+                    " must be a contiguous CPU tensor");
+}
+
+// rows x cols view of a contiguous tensor over its last dim (rows = 0 when cols = 0).
+inline int64_t Rows(const Tensor& t) {
+  const int64_t cols = t.dim() == 0 ? 1 : t.size(-1);
+  return cols == 0 ? 0 : t.numel() / cols;
+}
+
+}  // namespace opreg::kernels::cpu::detail

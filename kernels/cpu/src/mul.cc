@@ -1,0 +1,15 @@
+#include "opreg/kernels/cpu/mul.h"
+
+#include "binary.h"
+
+namespace opreg::kernels::cpu {
+
+void MulCpu(const Tensor& self, const Tensor& other, Tensor& out) {
+  detail::RequireCpuContiguous("MulCpu", out, "out");
+  detail::DispatchFloating(out.dtype(), "MulCpu", [&](auto tag) {
+    using T = decltype(tag);
+    detail::BinaryBroadcast<T>(self, other, out, [](float x, float y) { return x * y; });
+  });
+}
+
+}  // namespace opreg::kernels::cpu

@@ -1,0 +1,101 @@
+// CPU registrations of opreg's built-in ops: the `.out` kernels and fused_add_rms_norm_. The
+// functional forms resolve through the `.out` variants (meta function, allocate, `.out` kernel).
+//
+// Each wrapper validates the call (meta_functions.h: inputs, outs, devices, aliasing) with the
+// op's own name, makes strided inputs contiguous where the kernel needs it (add and mul read
+// any strides), and calls the kernel.
+#include <optional>
+#include <tuple>
+
+#include "opreg/dispatch/library.h"
+#include "opreg/kernels/cpu/kernels.h"
+#include "opreg/ops/checks.h"
+#include "opreg/ops/meta_functions.h"
+
+namespace opreg::ops {
+namespace {
+
+namespace k = ::opreg::kernels::cpu;
+constexpr Device kCpu = Device::cpu();
+
+Tensor& AddOut(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
+  CheckAddOut("opreg::add.out", self, other, alpha, out, kCpu);
+  k::AddCpu(self, other, alpha.toDouble(), out);
+  return out;
+}
+
+Tensor& MulOut(const Tensor& self, const Tensor& other, Tensor& out) {
+  CheckMulOut("opreg::mul.out", self, other, out, kCpu);
+  k::MulCpu(self, other, out);
+  return out;
+}
+
+std::tuple<Tensor&, Tensor&> SplitAddOut(const Tensor& x, const Tensor& y, Tensor& out0,
+                                         Tensor& out1) {
+  CheckSplitAddOut("opreg::split_add.out", x, y, out0, out1, kCpu);
+  k::SplitAddCpu(x.contiguous(), y.contiguous(), out0, out1);
+  return {out0, out1};
+}
+
+Tensor& RmsNormOut(const Tensor& input, const Tensor& weight, double eps, Tensor& out) {
+  CheckRmsNormOut("opreg::rms_norm.out", input, weight, eps, out, kCpu);
+  k::RmsNormCpu(input.contiguous(), weight.contiguous(), eps, out);
+  return out;
+}
+
+void FusedAddRmsNorm(Tensor& input, Tensor& residual, const Tensor& weight, double eps) {
+  CheckFusedAddRmsNormOn("opreg::fused_add_rms_norm_", input, residual, weight, eps, kCpu);
+  k::FusedAddRmsNormCpu(input, residual, weight.contiguous(), eps);
+}
+
+Tensor& SiluAndMulOut(const Tensor& x, Tensor& out) {
+  CheckSiluAndMulOut("opreg::silu_and_mul.out", x, out, kCpu);
+  k::SiluAndMulCpu(x.contiguous(), out);
+  return out;
+}
+
+std::tuple<Tensor&, Tensor&> PerTokenQuantOut(const Tensor& x, DType dtype, Tensor& q,
+                                              Tensor& scale) {
+  CheckPerTokenQuantOut("opreg::per_token_quant.out", x, dtype, q, scale, kCpu);
+  k::PerTokenQuantCpu(x.contiguous(), q, scale);
+  return {q, scale};
+}
+
+std::tuple<Tensor&, Tensor&> TopkOut(const Tensor& x, int64_t kk, int64_t dim, bool largest,
+                                     Tensor& values, Tensor& indices) {
+  CheckTopkOut("opreg::topk.out", x, kk, dim, largest, values, indices, kCpu);
+  k::TopkCpu(x.contiguous(), kk, WrapDim("opreg::topk.out", "dim", 2, dim, x.dim()), largest,
+             values, indices);
+  return {values, indices};
+}
+
+Tensor& SoftmaxOut(const Tensor& x, int64_t dim, Tensor& out) {
+  CheckSoftmaxOut("opreg::softmax.out", x, dim, out, kCpu);
+  k::SoftmaxCpu(x.contiguous(), WrapDim("opreg::softmax.out", "dim", 1, dim, x.dim()), out);
+  return out;
+}
+
+Tensor& LinearOut(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+                  Tensor& out) {
+  CheckLinearOut("opreg::linear.out", x, weight, bias, out, kCpu);
+  const Tensor b = bias && bias->defined() ? bias->contiguous() : Tensor();
+  k::LinearCpu(x.contiguous(), weight.contiguous(), b, out);
+  return out;
+}
+
+}  // namespace
+}  // namespace opreg::ops
+
+OPREG_LIBRARY_IMPL(opreg, CPU, m) {
+  using namespace opreg::ops;  // NOLINT
+  m.impl("add.out", &AddOut);
+  m.impl("mul.out", &MulOut);
+  m.impl("split_add.out", &SplitAddOut);
+  m.impl("rms_norm.out", &RmsNormOut);
+  m.impl("fused_add_rms_norm_", &FusedAddRmsNorm);
+  m.impl("silu_and_mul.out", &SiluAndMulOut);
+  m.impl("per_token_quant.out", &PerTokenQuantOut);
+  m.impl("topk.out", &TopkOut);
+  m.impl("softmax.out", &SoftmaxOut);
+  m.impl("linear.out", &LinearOut);
+}

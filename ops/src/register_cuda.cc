@@ -1,0 +1,165 @@
+// CUDA registrations of opreg's built-in ops: the `.out` kernels and fused_add_rms_norm_
+// (functional forms resolve through the `.out` variants, as on CPU). Compiled only with
+// OPREG_BUILD_CUDA=ON; register_cuda_stub.cc stands in otherwise.
+//
+// Each wrapper validates the call exactly as the CPU registrations do (meta_functions.h: inputs,
+// outs, devices, aliasing, with the op's own name in messages), makes the tensors' device
+// current for the launch, and calls the launcher of kernels/cuda on stream 0 (the stream the
+// CUDA allocator orders its frees on). Nothing synchronizes: results are ordered on stream 0 like
+// every other CUDA operation of opreg (copy_ to the host synchronizes).
+//
+// Layouts: add and mul read inputs of any strides (the broadcast kernel); every other CUDA
+// kernel needs contiguous inputs and refuses strided ones with kValue ("the CUDA kernel needs a
+// contiguous 'x' (call contiguous() first)"): copying a strided CUDA tensor is not supported by
+// copy_ yet, so the wrapper cannot make one contiguous for the caller.
+#include <cuda_runtime_api.h>
+
+#include <optional>
+#include <tuple>
+
+#include "opreg/dispatch/library.h"
+#include "opreg/kernels/cuda/add.h"
+#include "opreg/kernels/cuda/fused_add_rms_norm.h"
+#include "opreg/kernels/cuda/linear.h"
+#include "opreg/kernels/cuda/mul.h"
+#include "opreg/kernels/cuda/per_token_quant.h"
+#include "opreg/kernels/cuda/rms_norm.h"
+#include "opreg/kernels/cuda/silu_and_mul.h"
+#include "opreg/kernels/cuda/softmax.h"
+#include "opreg/kernels/cuda/split_add.h"
+#include "opreg/kernels/cuda/topk.h"
+#include "opreg/ops/checks.h"
+#include "opreg/ops/meta_functions.h"
+
+namespace opreg::ops {
+namespace {
+
+namespace k = ::opreg::kernels::cuda;
+
+// The CUDA device the call runs on: that of `t` (the op's first tensor argument) when it is a
+// CUDA tensor, else "some CUDA device" (the checks then report `t`'s device as wrong).
+Device CudaDeviceOf(const Tensor& t) {
+  return t.defined() && t.is_cuda() ? t.device() : Device::cuda(-1);
+}
+
+// Makes `device` current for a scope (launches and cuBLAS go to the current device).
+class CurrentDevice {
+ public:
+  explicit CurrentDevice(Device device) {
+    if (device.index < 0) return;
+    if (cudaGetDevice(&previous_) == cudaSuccess && previous_ != device.index &&
+        cudaSetDevice(device.index) == cudaSuccess) {
+      restore_ = true;
+    }
+    (void)cudaGetLastError();
+  }
+  ~CurrentDevice() {
+    if (restore_) cudaSetDevice(previous_);
+  }
+  CurrentDevice(const CurrentDevice&) = delete;
+  CurrentDevice& operator=(const CurrentDevice&) = delete;
+
+ private:
+  int previous_ = -1;
+  bool restore_ = false;
+};
+
+Tensor& AddOut(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
+  const Device dev = CudaDeviceOf(self);
+  CheckAddOut("opreg::add.out", self, other, alpha, out, dev);
+  CurrentDevice guard(dev);
+  k::AddOut(self, other, alpha.toDouble(), out);
+  return out;
+}
+
+Tensor& MulOut(const Tensor& self, const Tensor& other, Tensor& out) {
+  const Device dev = CudaDeviceOf(self);
+  CheckMulOut("opreg::mul.out", self, other, out, dev);
+  CurrentDevice guard(dev);
+  k::MulOut(self, other, out);
+  return out;
+}
+
+std::tuple<Tensor&, Tensor&> SplitAddOut(const Tensor& x, const Tensor& y, Tensor& out0,
+                                         Tensor& out1) {
+  const Device dev = CudaDeviceOf(x);
+  CheckSplitAddOut("opreg::split_add.out", x, y, out0, out1, dev);
+  CurrentDevice guard(dev);
+  k::SplitAddOut(x, y, out0, out1);
+  return {out0, out1};
+}
+
+Tensor& RmsNormOut(const Tensor& input, const Tensor& weight, double eps, Tensor& out) {
+  const Device dev = CudaDeviceOf(input);
+  CheckRmsNormOut("opreg::rms_norm.out", input, weight, eps, out, dev);
+  CurrentDevice guard(dev);
+  k::RmsNormOut(input, weight, eps, out);
+  return out;
+}
+
+void FusedAddRmsNorm(Tensor& input, Tensor& residual, const Tensor& weight, double eps) {
+  const Device dev = CudaDeviceOf(input);
+  CheckFusedAddRmsNormOn("opreg::fused_add_rms_norm_", input, residual, weight, eps, dev);
+  CurrentDevice guard(dev);
+  k::FusedAddRmsNormInplace(input, residual, weight, eps);
+}
+
+Tensor& SiluAndMulOut(const Tensor& x, Tensor& out) {
+  const Device dev = CudaDeviceOf(x);
+  CheckSiluAndMulOut("opreg::silu_and_mul.out", x, out, dev);
+  CurrentDevice guard(dev);
+  k::SiluAndMulOut(x, out);
+  return out;
+}
+
+std::tuple<Tensor&, Tensor&> PerTokenQuantOut(const Tensor& x, DType dtype, Tensor& q,
+                                              Tensor& scale) {
+  const Device dev = CudaDeviceOf(x);
+  CheckPerTokenQuantOut("opreg::per_token_quant.out", x, dtype, q, scale, dev);
+  CurrentDevice guard(dev);
+  k::PerTokenQuantOut(x, q, scale);
+  return {q, scale};
+}
+
+std::tuple<Tensor&, Tensor&> TopkOut(const Tensor& x, int64_t kk, int64_t dim, bool largest,
+                                     Tensor& values, Tensor& indices) {
+  const Device dev = CudaDeviceOf(x);
+  CheckTopkOut("opreg::topk.out", x, kk, dim, largest, values, indices, dev);
+  CurrentDevice guard(dev);
+  k::TopkOut(x, kk, WrapDim("opreg::topk.out", "dim", 2, dim, x.dim()), largest, values, indices);
+  return {values, indices};
+}
+
+Tensor& SoftmaxOut(const Tensor& x, int64_t dim, Tensor& out) {
+  const Device dev = CudaDeviceOf(x);
+  CheckSoftmaxOut("opreg::softmax.out", x, dim, out, dev);
+  CurrentDevice guard(dev);
+  k::SoftmaxOut(x, WrapDim("opreg::softmax.out", "dim", 1, dim, x.dim()), out);
+  return out;
+}
+
+Tensor& LinearOut(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+                  Tensor& out) {
+  const Device dev = CudaDeviceOf(x);
+  CheckLinearOut("opreg::linear.out", x, weight, bias, out, dev);
+  CurrentDevice guard(dev);
+  k::LinearOut(x, weight, bias, out);
+  return out;
+}
+
+}  // namespace
+}  // namespace opreg::ops
+
+OPREG_LIBRARY_IMPL(opreg, CUDA, m) {
+  using namespace opreg::ops;  // NOLINT
+  m.impl("add.out", &AddOut);
+  m.impl("mul.out", &MulOut);
+  m.impl("split_add.out", &SplitAddOut);
+  m.impl("rms_norm.out", &RmsNormOut);
+  m.impl("fused_add_rms_norm_", &FusedAddRmsNorm);
+  m.impl("silu_and_mul.out", &SiluAndMulOut);
+  m.impl("per_token_quant.out", &PerTokenQuantOut);
+  m.impl("topk.out", &TopkOut);
+  m.impl("softmax.out", &SoftmaxOut);
+  m.impl("linear.out", &LinearOut);
+}
