@@ -21,7 +21,7 @@ void BinaryBroadcast(const Tensor& a, const Tensor& b, Tensor& out, Op op) {
       b.sizes() == out.sizes()) {
 #pragma omp parallel for simd if (n > kParallelGrain) schedule(static)
     for (int64_t i = 0; i < n; ++i) {
-      o[i] = T(op(static_cast<float>(pa[i]), static_cast<float>(pb[i])));
+      Store(&o[i], op(static_cast<float>(pa[i]), static_cast<float>(pb[i])));
     }
     return;
   }
@@ -52,19 +52,19 @@ void BinaryBroadcast(const Tensor& a, const Tensor& b, Tensor& out, Op op) {
     if (ia == 1 && ib == 1) {
 #pragma omp simd
       for (int64_t j = 0; j < inner; ++j) {
-        orow[j] = T(op(static_cast<float>(ar[j]), static_cast<float>(br[j])));
+        Store(&orow[j], op(static_cast<float>(ar[j]), static_cast<float>(br[j])));
       }
     } else if (ia == 1 && ib == 0) {
       const float bv = static_cast<float>(br[0]);
 #pragma omp simd
-      for (int64_t j = 0; j < inner; ++j) orow[j] = T(op(static_cast<float>(ar[j]), bv));
+      for (int64_t j = 0; j < inner; ++j) Store(&orow[j], op(static_cast<float>(ar[j]), bv));
     } else if (ia == 0 && ib == 1) {
       const float av = static_cast<float>(ar[0]);
 #pragma omp simd
-      for (int64_t j = 0; j < inner; ++j) orow[j] = T(op(av, static_cast<float>(br[j])));
+      for (int64_t j = 0; j < inner; ++j) Store(&orow[j], op(av, static_cast<float>(br[j])));
     } else {
       for (int64_t j = 0; j < inner; ++j) {
-        orow[j] = T(op(static_cast<float>(ar[j * ia]), static_cast<float>(br[j * ib])));
+        Store(&orow[j], op(static_cast<float>(ar[j * ia]), static_cast<float>(br[j * ib])));
       }
     }
   }

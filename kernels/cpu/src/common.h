@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "opreg/core/dtype.h"
 #include "opreg/core/dtype_traits.h"
@@ -39,6 +40,27 @@ void DispatchFloating(DType dtype, const char* kernel, Fn&& fn) {
 inline void RequireCpuContiguous(const char* kernel, const Tensor& t, const char* what) {
   OPREG_CHECK_VALUE(t.defined() && t.is_cpu() && t.is_contiguous(), kernel, ": ", what,
                     " must be a contiguous CPU tensor");
+}
+
+// Stores `v` rounded to T. Writing the bits directly, rather than assigning a T temporary,
+// keeps loops over f16/bf16 vectorizable (GCC does not vectorize the struct copy).
+template <class T>
+inline void Store(T* p, float v) {
+  if constexpr (std::is_same_v<T, float>) {
+    *p = v;
+  } else {
+    p->x = T::FromFloat(v);
+  }
+}
+
+// `v` rounded to T and back, as a value stored in T would read.
+template <class T>
+inline float RoundTo(float v) {
+  if constexpr (std::is_same_v<T, float>) {
+    return v;
+  } else {
+    return static_cast<float>(T(T::FromFloat(v), kFromBits));
+  }
 }
 
 // rows x cols view of a contiguous tensor over its last dim (rows = 0 when cols = 0).

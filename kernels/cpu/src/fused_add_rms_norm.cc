@@ -25,15 +25,14 @@ void FusedAddRmsNormCpu(Tensor& input, Tensor& residual, const Tensor& weight, d
 #pragma omp simd reduction(+ : ss)
       for (int64_t j = 0; j < h; ++j) {
         // vLLM: the sum is rounded to the dtype, stored, and normalized as stored.
-        const T s = T(static_cast<float>(x[j]) + static_cast<float>(z[j]));
-        z[j] = s;
-        const float v = static_cast<float>(s);
+        const float v = detail::RoundTo<T>(static_cast<float>(x[j]) + static_cast<float>(z[j]));
+        detail::Store(&z[j], v);
         ss += v * v;
       }
       const float inv = 1.0f / std::sqrt(ss / static_cast<float>(h) + feps);
 #pragma omp simd
       for (int64_t j = 0; j < h; ++j) {
-        x[j] = T(static_cast<float>(z[j]) * inv * static_cast<float>(w[j]));
+        detail::Store(&x[j], static_cast<float>(z[j]) * inv * static_cast<float>(w[j]));
       }
     }
   });

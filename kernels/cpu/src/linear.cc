@@ -80,10 +80,11 @@ void LinearCpu(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor
         T* __restrict dst = po + r * n;
         if (pb != nullptr) {
 #pragma omp simd
-          for (int64_t j = 0; j < n; ++j) dst[j] = T(src[j] + static_cast<float>(pb[j]));
+          for (int64_t j = 0; j < n; ++j)
+            detail::Store(&dst[j], src[j] + static_cast<float>(pb[j]));
         } else {
 #pragma omp simd
-          for (int64_t j = 0; j < n; ++j) dst[j] = T(src[j]);
+          for (int64_t j = 0; j < n; ++j) detail::Store(&dst[j], src[j]);
         }
       }
     }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common.h"
+#include "vec_math.h"
 
 namespace opreg::kernels::cpu {
 namespace {
@@ -28,8 +29,9 @@ void Quantize(const Tensor& x, Tensor& q, Tensor& scale, float qmax) {
     if constexpr (std::is_same_v<Q, int8_t>) {
 #pragma omp simd
       for (int64_t j = 0; j < h; ++j) {
-        const float v = std::nearbyint(static_cast<float>(row[j]) * inv);
-        qrow[j] = static_cast<int8_t>(std::min(127.0f, std::max(-127.0f, v)));
+        // Clamp first: the magic-number rounding needs |v| < 2^22.
+        const float v = std::min(127.0f, std::max(-127.0f, static_cast<float>(row[j]) * inv));
+        qrow[j] = static_cast<int8_t>(detail::RoundHalfEven(v));
       }
     } else {
       for (int64_t j = 0; j < h; ++j) qrow[j] = Q(static_cast<float>(row[j]) * inv);

@@ -30,7 +30,7 @@ void RmsNormCpu(const Tensor& input, const Tensor& weight, double eps, Tensor& o
       const float inv = 1.0f / std::sqrt(ss / static_cast<float>(h) + feps);
 #pragma omp simd
       for (int64_t j = 0; j < h; ++j) {
-        y[j] = T(static_cast<float>(x[j]) * inv * static_cast<float>(w[j]));
+        detail::Store(&y[j], static_cast<float>(x[j]) * inv * static_cast<float>(w[j]));
       }
     }
   });

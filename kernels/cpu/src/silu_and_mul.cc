@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common.h"
+#include "vec_math.h"
 
 namespace opreg::kernels::cpu {
 
@@ -22,7 +23,7 @@ void SiluAndMulCpu(const Tensor& x, Tensor& out) {
 #pragma omp simd
       for (int64_t j = 0; j < d; ++j) {
         const float av = static_cast<float>(a[j]);
-        y[j] = T(av / (1.0f + std::exp(-av)) * static_cast<float>(b[j]));
+        detail::Store(&y[j], av / (1.0f + detail::ExpF(-av)) * static_cast<float>(b[j]));
       }
     }
   });

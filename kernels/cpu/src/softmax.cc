@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "common.h"
+#include "vec_math.h"
 
 namespace opreg::kernels::cpu {
 namespace {
@@ -24,15 +25,16 @@ inline void SoftmaxSlice(const T* __restrict x, T* __restrict y, int64_t n, int6
   float sum = 0.0f;
   if (st == 1) {
 #pragma omp simd reduction(+ : sum)
-    for (int64_t j = 0; j < n; ++j) sum += std::exp(static_cast<float>(x[j]) - m);
+    for (int64_t j = 0; j < n; ++j) sum += detail::ExpF(static_cast<float>(x[j]) - m);
     const float inv = 1.0f / sum;
 #pragma omp simd
-    for (int64_t j = 0; j < n; ++j) y[j] = T(std::exp(static_cast<float>(x[j]) - m) * inv);
+    for (int64_t j = 0; j < n; ++j)
+      detail::Store(&y[j], detail::ExpF(static_cast<float>(x[j]) - m) * inv);
   } else {
-    for (int64_t j = 0; j < n; ++j) sum += std::exp(static_cast<float>(x[j * st]) - m);
+    for (int64_t j = 0; j < n; ++j) sum += detail::ExpF(static_cast<float>(x[j * st]) - m);
     const float inv = 1.0f / sum;
     for (int64_t j = 0; j < n; ++j) {
-      y[j * st] = T(std::exp(static_cast<float>(x[j * st]) - m) * inv);
+      detail::Store(&y[j * st], detail::ExpF(static_cast<float>(x[j * st]) - m) * inv);
     }
   }
 }

@@ -18,8 +18,8 @@ void SplitAddCpu(const Tensor& x, const Tensor& y, Tensor& sum, Tensor& diff) {
 #pragma omp parallel for simd if (n > detail::kParallelGrain) schedule(static)
     for (int64_t i = 0; i < n; ++i) {
       const float a = static_cast<float>(px[i]), b = static_cast<float>(py[i]);
-      ps[i] = T(a + b);
-      pd[i] = T(a - b);
+      detail::Store(&ps[i], a + b);
+      detail::Store(&pd[i], a - b);
     }
   });
 }

@@ -101,17 +101,40 @@ struct Half {
   Half() = default;
   OPREG_HOST_DEVICE constexpr Half(uint16_t bits, FromBitsTag) : x(bits) {}
   OPREG_HOST_DEVICE Half(float f) : x(FromFloat(f)) {}  // NOLINT: implicit like c10::Half.
-  OPREG_HOST_DEVICE operator float() const {            // NOLINT
-    return detail::DecodeSmallFloat(x, 5, 10, true);
+  // Both conversions are branch-free (every case is computed and selected), so loops over
+  // halves vectorize; the float additions do the rounding of subnormals in round-to-nearest-even.
+  OPREG_HOST_DEVICE operator float() const {  // NOLINT
+    const uint32_t h = x;
+    const uint32_t shifted_exp = 0x7c00u << 13;
+    uint32_t o = (h & 0x7fffu) << 13;  // exponent and mantissa in float position
+    const uint32_t exp = shifted_exp & o;
+    o += (127u - 15u) << 23;  // rebias the exponent
+    const uint32_t inf_nan = o + ((128u - 16u) << 23);
+    // Zero and subnormals: renormalize with one float subtraction (exact).
+    const uint32_t sub =
+        detail::FloatToBits(detail::BitsToFloat(o + (1u << 23)) - detail::BitsToFloat(113u << 23));
+    o = exp == shifted_exp ? inf_nan : (exp == 0 ? sub : o);
+    return detail::BitsToFloat(o | ((h & 0x8000u) << 16));
   }
 
   OPREG_HOST_DEVICE static uint16_t FromFloat(float f) {
-    const uint32_t u = detail::FloatToBits(f);
-    const uint32_t sign = (u >> 16) & 0x8000u;
-    if (detail::FloatBitsIsNaN(u)) return static_cast<uint16_t>(sign | 0x7e00u);
-    uint32_t r = detail::RoundFloatMagnitude(u & 0x7fffffffu, 5, 10);
-    if (r > 0x7c00u) r = 0x7c00u;  // Overflow rounds to infinity.
-    return static_cast<uint16_t>(sign | r);
+    uint32_t u = detail::FloatToBits(f);
+    const uint32_t sign = u & 0x80000000u;
+    u ^= sign;
+    const uint32_t f32_inf = 255u << 23;
+    const uint32_t f16_max = (127u + 16u) << 23;  // first float that overflows to infinity
+    const uint32_t denorm_magic = ((127u - 15u) + (23u - 10u) + 1u) << 23;
+    // Overflow to infinity; NaN to a quiet NaN.
+    const uint32_t big = u > f32_inf ? 0x7e00u : 0x7c00u;
+    // Results below the smallest normal: the float addition rounds them to nearest even.
+    const uint32_t small =
+        detail::FloatToBits(detail::BitsToFloat(u) + detail::BitsToFloat(denorm_magic)) -
+        denorm_magic;
+    // Normal results: rebias, round to nearest even on the 13 dropped bits.
+    const uint32_t mant_odd = (u >> 13) & 1u;
+    const uint32_t normal = (u + ((15u - 127u) << 23) + 0xfffu + mant_odd) >> 13;
+    const uint32_t o = u >= f16_max ? big : (u < (113u << 23) ? small : normal);
+    return static_cast<uint16_t>(o | (sign >> 16));
   }
 };
 
@@ -128,10 +151,11 @@ struct BFloat16 {
 
   OPREG_HOST_DEVICE static uint16_t FromFloat(float f) {
     const uint32_t u = detail::FloatToBits(f);
-    if (detail::FloatBitsIsNaN(u)) return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7fc0u);
     // Round to nearest even on the dropped 16 bits; a carry may reach infinity, as it should.
-    const uint32_t rounded = u + 0x7fffu + ((u >> 16) & 1u);
-    return static_cast<uint16_t>(rounded >> 16);
+    // NaN becomes a quiet NaN. Branch-free, so conversion loops vectorize.
+    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const uint32_t nan = ((u >> 16) & 0x8000u) | 0x7fc0u;
+    return static_cast<uint16_t>(detail::FloatBitsIsNaN(u) ? nan : rounded);
   }
 };
 
