@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh machine: installs what is missing, then
 #   1. Release build: all Catch2 tests (ctest), the CLI corpus check, a benchmark smoke run;
-#   2. libFuzzer target (clang-14, ASan+UBSan) for a bounded time (OPREG_FUZZ_SECONDS, 60);
-#   3. ASan+UBSan build: all Catch2 tests again;
-#   4. TSan build: the tests that exercise threads (registration while calling).
+#   2. the Python package: pip install ., pytest (NumPy, and torch where installed), stubtest;
+#   3. libFuzzer target (clang-14, ASan+UBSan) for a bounded time (OPREG_FUZZ_SECONDS, 60);
+#   4. ASan+UBSan build: all Catch2 tests again;
+#   5. TSan build: the tests that exercise threads (registration while calling).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 bash "$OPREG_ROOT/scripts/install_deps.sh"
@@ -22,6 +23,10 @@ echo "== benchmark smoke run (figures are not asserted)"
 
 echo "== end-to-end corpus check"
 bash "$OPREG_ROOT/scripts/demo.sh"
+
+echo "== python package (pip install ., pytest, stubtest)"
+# The CUDA parts were compiled by the release build above; the wheel here skips them for time.
+CMAKE_ARGS="${CMAKE_ARGS:--DOPREG_BUILD_CUDA=OFF}" bash "$OPREG_ROOT/scripts/python_tests.sh"
 
 echo "== fuzzing"
 bash "$OPREG_ROOT/scripts/fuzz.sh" "${OPREG_FUZZ_SECONDS:-60}"

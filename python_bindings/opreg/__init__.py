@@ -1,0 +1,75 @@
+"""opreg: a custom-operator registry and dispatcher (Python front end).
+
+    import numpy as np, opreg
+    x = np.ones((2, 3), np.float32)
+    y = opreg.ops.opreg.rms_norm(x, np.ones(3, np.float32), 1e-6)   # NumPy in, opreg.Tensor out
+    y.numpy()                                                          # zero-copy view
+
+See `opreg.Library`, `opreg.custom_op` and `opreg.graph`.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Union
+
+from . import _C
+from ._C import (
+    OpOverload,
+    OpPacket,
+    Tensor,
+    arange,
+    dump_op,
+    empty,
+    empty_like,
+    from_dlpack,
+    full,
+    list_ops,
+    ones,
+    schema,
+    static_registration_errors,
+    zeros,
+)
+from ._ops import ops
+from .custom_op import CustomOpDef, custom_op, infer_schema
+from .graph import Graph, graph
+from .library import Library
+
+__version__: str = _C.__version__
+
+
+def tensor(data: Any, dtype: Optional[str] = None) -> Tensor:
+    """A new CPU tensor holding a copy of `data` (nested lists, numbers, NumPy arrays)."""
+    import numpy as np
+
+    if isinstance(data, Tensor):
+        return data.clone() if dtype is None or dtype == data.dtype else tensor(data.numpy(), dtype)
+    a = np.ascontiguousarray(np.asarray(data, dtype=dtype))
+    if dtype is None and a.dtype == np.float64 and not isinstance(data, np.ndarray):
+        a = a.astype(np.float32)  # Python floats default to float32, as in torch
+    return from_dlpack(a).clone()
+
+
+__all__ = [
+    "CustomOpDef",
+    "Graph",
+    "Library",
+    "OpOverload",
+    "OpPacket",
+    "Tensor",
+    "arange",
+    "custom_op",
+    "dump_op",
+    "empty",
+    "empty_like",
+    "from_dlpack",
+    "full",
+    "graph",
+    "infer_schema",
+    "list_ops",
+    "ones",
+    "ops",
+    "schema",
+    "static_registration_errors",
+    "tensor",
+    "zeros",
+    "__version__",
+]

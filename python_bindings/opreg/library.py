@@ -1,0 +1,114 @@
+"""`opreg.Library`: torch.library.Library's surface over opreg's C++ Library."""
+from __future__ import annotations
+
+import os
+import sys
+import weakref
+from types import FrameType
+from typing import Any, Callable, Optional, Sequence, Tuple
+
+from . import _C
+
+_KINDS = ("DEF", "FRAGMENT", "IMPL")
+
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _caller() -> Tuple[str, int]:
+    """File and line of the first frame outside the opreg package (the user's call)."""
+    frame: Optional[FrameType] = sys._getframe(1)
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == _PKG_DIR:
+        frame = frame.f_back
+    if frame is None:
+        return ("<unknown>", 0)
+    return (frame.f_code.co_filename, frame.f_lineno)
+
+
+def _op_name(op: Any) -> str:
+    if isinstance(op, (_C.OpOverload, _C.OpPacket)):
+        return str(op.name).split("::", 1)[1]
+    return str(op)
+
+
+class Library:
+    """A set of registrations in one namespace, undone when the Library is destroyed.
+
+    kind: "DEF" (the one block that owns `ns`), "FRAGMENT" (more definitions) or "IMPL"
+    (kernels; `dispatch_key` sets their key). Registrations record the caller's file:line.
+    """
+
+    def __init__(self, ns: str, kind: str, dispatch_key: str = "") -> None:
+        if kind not in _KINDS:
+            raise ValueError("Unsupported kind: ", kind)
+        file, line = _caller()
+        self.ns = ns
+        self.kind = kind
+        self.dispatch_key = dispatch_key
+        self._lib: Optional[_C._Library] = _C._Library(ns, kind, dispatch_key, file, line)
+        self._op_defs: list[str] = []
+        # Deregisters when the Library is garbage collected.
+        self._finalizer = weakref.finalize(self, _C._Library.destroy, self._lib)
+
+    def __repr__(self) -> str:
+        state = "" if self._lib is not None and self._lib.alive else ", destroyed"
+        return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key}{state})"
+
+    def _c(self) -> _C._Library:
+        if self._lib is None:
+            raise RuntimeError(f"this opreg.Library('{self.ns}') was destroyed")
+        return self._lib
+
+    def define(self, schema: str, alias_analysis: str = "", *, tags: Sequence[Any] = ()) -> str:
+        """Defines an op from its schema (namespace optional); returns its name."""
+        if alias_analysis not in ("", "FROM_SCHEMA", "CONSERVATIVE"):
+            raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
+        file, line = _caller()
+        self._c().define(schema, [str(t) for t in tags], file, line)
+        name = schema.split("(", 1)[0].split("::")[-1]
+        self._op_defs.append(name)
+        return name
+
+    def impl(self, op_name: Any, fn: Callable[..., Any], dispatch_key: str = "", *,
+             _check_aliasing: bool = False) -> None:
+        """Registers a Python callable as the kernel of `op_name` (`op` or `op.overload`) for
+        `dispatch_key` ("CPU", "CUDA", "Meta", "CompositeExplicit", "CompositeImplicit"; empty:
+        this Library's key, or every backend)."""
+        if not callable(fn):
+            raise TypeError(f"Input function is required to be a callable but found type {type(fn)}")
+        file, line = _caller()
+        self._c().impl(_op_name(op_name), fn, dispatch_key or self.dispatch_key, _check_aliasing, file, line)
+
+    def register_fake(self, op_name: Any, fn: Callable[..., Any]) -> None:
+        """The op's fake (meta) implementation: called with meta tensors, returns meta tensors
+        of the outputs' shapes and dtypes (`opreg.empty(shape, dtype, device="meta")`,
+        `x.new_empty(shape)`)."""
+        file, line = _caller()
+        self._c().impl(_op_name(op_name), fn, "Meta", False, file, line)
+
+    _register_fake = register_fake
+
+    def fallback(self, fn: Callable[..., Any], dispatch_key: str = "") -> None:
+        """A boxed fallback for every op without a kernel for this IMPL Library's key. `fn`
+        receives the OpOverload first, then the op's arguments."""
+        if dispatch_key and dispatch_key != self.dispatch_key:
+            raise ValueError("fallback: dispatch_key must be the Library's own (IMPL) key")
+        file, line = _caller()
+        self._c().fallback(fn, file, line)
+
+    def register_symm_mem_args(self, op_name: Any, arg_names: Sequence[str], *, required: bool = True) -> None:
+        """Declares the arguments of an op that live in symmetric memory."""
+        file, line = _caller()
+        self._c().register_symm_mem_args(_op_name(op_name), list(arg_names), required, file, line)
+
+    def link_out_variant(self, functional: Any, out: Any, out_arguments: Sequence[str]) -> None:
+        """Links a functional op to an out variant whose out arguments are named (vLLM style)."""
+        file, line = _caller()
+        self._c().link_out_variant(_op_name(functional), _op_name(out), list(out_arguments), file, line)
+
+    def _destroy(self) -> None:
+        """Undoes every registration of this Library now."""
+        if self._lib is not None:
+            self._finalizer.detach()
+            self._lib.destroy()
+            self._lib = None

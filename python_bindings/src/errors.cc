@@ -1,0 +1,64 @@
+// Error translation: opreg::Error (and absl::Status, through ThrowIfError) to Python
+// exceptions by ErrorKind. Python exceptions raised inside Python kernels travel through the
+// C++ dispatcher as py::error_already_set and are restored unchanged (type, value, traceback)
+// by pybind11 when they reach the Python caller.
+#include "common.h"
+#include "opreg/core/error.h"
+
+namespace opreg::python {
+
+namespace {
+
+PyObject* ExceptionFor(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kValue:
+      return PyExc_ValueError;
+    case ErrorKind::kType:
+      return PyExc_TypeError;
+    case ErrorKind::kIndex:
+      return PyExc_IndexError;
+    case ErrorKind::kKey:
+      return PyExc_KeyError;
+    case ErrorKind::kNotImplemented:
+      return PyExc_NotImplementedError;
+    case ErrorKind::kRuntime:
+      break;
+  }
+  return PyExc_RuntimeError;
+}
+
+}  // namespace
+
+void CheckStatus(const absl::Status& status) { ThrowIfError(status); }
+
+void InitErrors(py::module_& m) {
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      PyErr_SetString(ExceptionFor(e.kind()), e.what());
+    }
+  });
+  // Test hook: raises the Python exception of an ErrorKind name, as C++ code would.
+  m.def(
+      "_raise_error",
+      [](const std::string& kind, const std::string& message) {
+        ErrorKind k = ErrorKind::kRuntime;
+        if (kind == "ValueError") k = ErrorKind::kValue;
+        if (kind == "TypeError") k = ErrorKind::kType;
+        if (kind == "IndexError") k = ErrorKind::kIndex;
+        if (kind == "KeyError") k = ErrorKind::kKey;
+        if (kind == "NotImplementedError") k = ErrorKind::kNotImplemented;
+        throw Error(k, message);
+      },
+      py::arg("kind"), py::arg("message"));
+  // Test hook: raises the Python exception of an absl::Status code (by its number).
+  m.def(
+      "_raise_status",
+      [](int code, const std::string& message) {
+        CheckStatus(absl::Status(static_cast<absl::StatusCode>(code), message));
+      },
+      py::arg("code"), py::arg("message"));
+}
+
+}  // namespace opreg::python

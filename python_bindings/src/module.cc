@@ -1,0 +1,19 @@
+// PYBIND11_MODULE(opreg._C): each source file adds its part.
+#include "common.h"
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_C, m) {
+  using namespace opreg::python;
+  m.doc() = "opreg's C++ core: tensors, DLPack, ops, libraries, graph capture";
+  m.attr("__version__") = OPREG_PY_VERSION;
+  InitErrors(m);
+  InitTensor(m);
+  InitOps(m);
+  InitLibrary(m);
+  InitGraph(m);
+  InitIntrospection(m);
+  // The metaclass of the classes above (named in _C.pyi, for type checkers).
+  m.attr("_pybind11_type") = py::reinterpret_borrow<py::object>(
+      reinterpret_cast<PyObject*>(Py_TYPE(m.attr("Tensor").ptr())));
+}

@@ -1,0 +1,205 @@
+// opreg.ops: op overloads and packets. An `_C.OpOverload` binds Python arguments to its schema
+// (positional, keyword, defaults) with converters cached per op definition, calls the op
+// boxed, and converts the returns. `_C.OpPacket` is `ns::op` with its overloads as attributes.
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_join.h"
+#include "common.h"
+#include "opreg/core/error.h"
+
+namespace opreg::python {
+
+namespace {
+
+class OpOverload {
+ public:
+  explicit OpOverload(OperatorHandle op) : op_(op) {}
+
+  const OperatorHandle& handle() const { return op_; }
+
+  py::object Call(py::args args, py::kwargs kwargs) {
+    const OpDefinition* def = op_.entry().definition();
+    if (def != cached_) Rebuild(def);
+    const size_t nargs = args.size();
+    if (nargs > num_positional_ && !vararg_) {
+      throw Error(ErrorKind::kType, StrCat("[", op_.operator_name().str(), "] takes ",
+                                           num_positional_, " positional arguments but ", nargs,
+                                           " were given"));
+    }
+    Stack stack;
+    stack.reserve(convs_.size());
+    for (size_t i = 0; i < nargs; ++i) {
+      stack.push_back(ToIValue(args[i], i < convs_.size() ? convs_[i] : ArgConv{}, &op_, i));
+    }
+    if (kwargs && !kwargs.empty()) {
+      std::vector<std::optional<IValue>> slots(convs_.size());
+      for (auto item : kwargs) {
+        const std::string name = py::reinterpret_borrow<py::str>(item.first);
+        auto it = index_.find(name);
+        if (it == index_.end()) {
+          throw Error(ErrorKind::kType, StrCat("[", op_.operator_name().str(),
+                                               "] got an unexpected keyword argument '", name, "'"));
+        }
+        const size_t i = it->second;
+        if (i < nargs || slots[i].has_value()) {
+          throw Error(ErrorKind::kType, StrCat("[", op_.operator_name().str(),
+                                               "] got multiple values for argument '", name,
+                                               "' (#", i, ")"));
+        }
+        slots[i] = ToIValue(item.second, convs_[i], &op_, i);
+      }
+      const auto& schema_args = def->schema.arguments();
+      for (size_t i = nargs; i < slots.size(); ++i) {
+        if (slots[i]) {
+          stack.push_back(std::move(*slots[i]));
+        } else if (schema_args[i].default_value()) {
+          stack.push_back(*schema_args[i].default_value());
+        } else {
+          throw Error(ErrorKind::kType,
+                      ArgErrorMessage(op_.operator_name().str(), schema_args[i].name(),
+                                      static_cast<int>(i), "a value",
+                                      "nothing (the argument is missing and has no default)"));
+        }
+      }
+    }
+    if (g_active_capture != nullptr) return CaptureCall(g_active_capture, op_, std::move(stack));
+    op_.CallBoxed(&stack);  // fills defaults, checks types, dispatches
+    return ReturnsToPython(stack);
+  }
+
+  std::string Name() const { return op_.operator_name().str(); }
+  std::string Schema() const { return op_.schema().str(); }
+
+ private:
+  void Rebuild(const OpDefinition* def) {
+    if (def == nullptr) op_.definition();  // throws: no longer defined
+    const FunctionSchema& s = def->schema;
+    convs_.clear();
+    index_.clear();
+    num_positional_ = 0;
+    bool kw = false;
+    for (size_t i = 0; i < s.arguments().size(); ++i) {
+      const Argument& a = s.arguments()[i];
+      convs_.push_back(ArgConvFor(*a.type()));
+      index_[a.name()] = i;
+      kw |= a.kwarg_only();
+      if (!kw) ++num_positional_;
+    }
+    vararg_ = s.is_vararg();
+    cached_ = def;
+  }
+
+  OperatorHandle op_;
+  const OpDefinition* cached_ = nullptr;
+  std::vector<ArgConv> convs_;
+  absl::flat_hash_map<std::string, size_t> index_;
+  size_t num_positional_ = 0;
+  bool vararg_ = false;
+};
+
+// `ns::op`: its overloads by name ("default" is the overload without a name).
+class OpPacket {
+ public:
+  explicit OpPacket(std::string qualified_name) : name_(std::move(qualified_name)) {}
+
+  py::object Overload(const std::string& overload) {
+    auto it = overloads_.find(overload);
+    if (it != overloads_.end()) return it->second;
+    const std::string full =
+        overload == "default" || overload.empty() ? name_ : StrCat(name_, ".", overload);
+    std::optional<OperatorHandle> op = Dispatcher::Get().FindOp(full);
+    if (!op) {
+      throw py::attribute_error(StrCat("'", name_, "' has no overload '", overload, "'"));
+    }
+    py::object o = py::cast(OpOverload(*op));
+    overloads_.emplace(overload, o);
+    return o;
+  }
+
+  py::object Call(py::args args, py::kwargs kwargs) {
+    if (!default_) {
+      if (!Dispatcher::Get().FindOp(name_)) {
+        std::vector<std::string> overloads = Overloads();
+        if (overloads.empty()) {
+          throw Error(ErrorKind::kKey, StrCat("operator ", name_,
+                                              " is no longer defined (no overload of it exists)"));
+        }
+        throw Error(ErrorKind::kType,
+                    StrCat(name_, " has no default overload; call one of its overloads (",
+                           absl::StrJoin(overloads, ", "), ") as ", name_, ".<overload>(...)"));
+      }
+      default_ = Overload("default");
+      default_ptr_ = default_.cast<OpOverload*>();
+    }
+    return default_ptr_->Call(std::move(args), std::move(kwargs));
+  }
+
+  std::vector<std::string> Overloads() const {
+    std::vector<std::string> out;
+    for (const OperatorName& n : Dispatcher::Get().ListOps()) {
+      if (n.name == name_) out.push_back(n.overload_name.empty() ? "default" : n.overload_name);
+    }
+    return out;
+  }
+
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+  absl::flat_hash_map<std::string, py::object> overloads_;
+  py::object default_;
+  OpOverload* default_ptr_ = nullptr;
+};
+
+}  // namespace
+
+py::object MakeOverload(const OperatorHandle& op) { return py::cast(OpOverload(op)); }
+
+void InitOps(py::module_& m) {
+  py::class_<OpOverload>(m, "OpOverload", "One overload of an op: `opreg.ops.ns.op.overload`.")
+      .def("__call__", &OpOverload::Call)
+      .def_property_readonly("name", &OpOverload::Name, "'ns::op.overload'")
+      .def_property_readonly("schema", &OpOverload::Schema, "The canonical schema text.")
+      .def_property_readonly(
+          "overload_name",
+          [](const OpOverload& o) {
+            const std::string& n = o.handle().operator_name().overload_name;
+            return n.empty() ? std::string("default") : n;
+          })
+      .def("__repr__", [](const OpOverload& o) {
+        return StrCat("<opreg.OpOverload ", o.Name(), ">");
+      });
+  py::class_<OpPacket>(m, "OpPacket", "An op and its overloads: `opreg.ops.ns.op`.")
+      .def(py::init<std::string>(), py::arg("qualified_name"))
+      .def("__call__", &OpPacket::Call)
+      .def("__getattr__", &OpPacket::Overload, py::arg("overload"))
+      .def("overloads", &OpPacket::Overloads)
+      .def_property_readonly("name", &OpPacket::name)
+      .def_property_readonly("default", [](OpPacket& p) { return p.Overload("default"); })
+      .def("__repr__",
+           [](const OpPacket& p) { return StrCat("<opreg.OpPacket ", p.name(), ">"); });
+  m.def(
+      "_op_exists",
+      [](const std::string& qualified_name) {
+        for (const OperatorName& n : Dispatcher::Get().ListOps()) {
+          if (n.name == qualified_name) return true;
+        }
+        return false;
+      },
+      py::arg("qualified_name"), "True when an op `ns::op` has at least one overload defined.");
+  m.def(
+      "_namespaces",
+      []() {
+        std::vector<std::string> out;
+        for (const OperatorName& n : Dispatcher::Get().ListOps()) {
+          std::string ns(n.ns());
+          if (out.empty() || out.back() != ns) {
+            if (std::find(out.begin(), out.end(), ns) == out.end()) out.push_back(ns);
+          }
+        }
+        return out;
+      });
+}
+
+}  // namespace opreg::python

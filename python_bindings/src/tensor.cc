@@ -1,0 +1,357 @@
+// opreg.Tensor: metadata, DLPack export/import (the capsule protocol), NumPy views, factories.
+#include <atomic>
+#include <sstream>
+
+#include <pybind11/numpy.h>
+
+#include "common.h"
+#include "opreg/core/dlpack.h"
+#include "opreg/core/error.h"
+#include "opreg/core/tensor_factories.h"
+
+namespace opreg::python {
+
+namespace {
+
+PyTypeObject* g_tensor_type = nullptr;
+
+// Exported capsules whose deleter has not run yet, and deleter calls so far (test hooks).
+std::atomic<int64_t> g_live_exports{0};
+std::atomic<int64_t> g_export_deleter_calls{0};
+
+// Wraps core's DLManagedTensor so that the deleter calls are counted.
+struct CountedExport {
+  DLManagedTensor outer;
+  DLManagedTensor* inner;
+};
+
+void CountedDeleter(DLManagedTensor* self) {
+  auto* e = static_cast<CountedExport*>(self->manager_ctx);
+  if (e->inner->deleter != nullptr) e->inner->deleter(e->inner);
+  delete e;
+  g_live_exports.fetch_sub(1, std::memory_order_relaxed);
+  g_export_deleter_calls.fetch_add(1, std::memory_order_relaxed);
+}
+
+// The capsule's destructor: frees the tensor unless a consumer took it ("used_dltensor").
+void CapsuleDestructor(PyObject* capsule) {
+  if (PyCapsule_IsValid(capsule, "used_dltensor")) return;
+  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, "dltensor"));
+  if (m == nullptr) {
+    PyErr_WriteUnraisable(capsule);
+    return;
+  }
+  if (m->deleter != nullptr) m->deleter(m);
+}
+
+py::capsule ExportCapsule(const Tensor& t) {
+  OPREG_CHECK_VALUE(t.defined(), "__dlpack__: the tensor is undefined");
+  OPREG_CHECK_VALUE(!t.is_meta(), "__dlpack__: meta tensors have no data to export (",
+                    t.ToString(), ")");
+  DLManagedTensor* inner = ToDLPack(t);
+  auto* e = new CountedExport{};
+  e->inner = inner;
+  e->outer.dl_tensor = inner->dl_tensor;
+  e->outer.manager_ctx = e;
+  e->outer.deleter = &CountedDeleter;
+  g_live_exports.fetch_add(1, std::memory_order_relaxed);
+  PyObject* cap = PyCapsule_New(&e->outer, "dltensor", &CapsuleDestructor);
+  if (cap == nullptr) {
+    CountedDeleter(&e->outer);
+    throw py::error_already_set();
+  }
+  return py::reinterpret_steal<py::capsule>(cap);
+}
+
+// Takes ownership of the DLManagedTensor of a "dltensor" capsule.
+Tensor ImportCapsule(py::handle capsule) {
+  if (PyCapsule_IsValid(capsule.ptr(), "used_dltensor")) {
+    throw Error(ErrorKind::kValue,
+                "from_dlpack: this DLPack capsule was already consumed (it can be used once)");
+  }
+  if (!PyCapsule_IsValid(capsule.ptr(), "dltensor")) {
+    throw Error(ErrorKind::kType,
+                "from_dlpack: expected a DLPack capsule named 'dltensor' (legacy DLPack); "
+                "versioned capsules are not supported");
+  }
+  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+  absl::StatusOr<Tensor> t = FromDLPack(m);
+  // On error FromDLPack did not take ownership: the capsule keeps it and frees it.
+  CheckStatus(t.status());
+  // The tensor owns it now; renaming tells the capsule's destructor not to free it.
+  PyCapsule_SetName(capsule.ptr(), "used_dltensor");
+  return *std::move(t);
+}
+
+std::string DTypeStr(DType d) { return std::string(TorchDTypeName(d)); }
+
+DType ParseDTypeArg(py::handle obj) {
+  if (obj.is_none()) return DType::kFloat32;
+  std::string s = py::str(obj);  // "float32", "f32", "torch.float32", numpy dtypes
+  absl::StatusOr<DType> d = ParseDType(s);
+  CheckStatus(d.status());
+  return *d;
+}
+
+Device ParseDeviceArg(py::handle obj) {
+  if (obj.is_none()) return Device::cpu();
+  std::string s = py::str(obj);
+  absl::StatusOr<Device> d = Device::Parse(s);
+  CheckStatus(d.status());
+  return *d;
+}
+
+std::vector<int64_t> ShapeArg(py::handle obj) {
+  if (PyLong_Check(obj.ptr())) return {obj.cast<int64_t>()};
+  return obj.cast<std::vector<int64_t>>();
+}
+
+py::tuple ToTuple(IntArrayRef v) {
+  py::tuple t(v.size());
+  for (size_t i = 0; i < v.size(); ++i) t[i] = py::int_(v[i]);
+  return t;
+}
+
+// A writable ndarray over the tensor's memory whose base keeps the tensor alive. (NumPy marks
+// arrays imported through legacy DLPack read-only, so this goes through the array API.)
+py::object NumpyView(py::object self) {
+  const Tensor& t = AsPyTensor(self)->tensor;
+  OPREG_CHECK_VALUE(t.is_cpu(), "numpy(): only CPU tensors can be viewed from NumPy (this one "
+                                "is on ", t.device().str(), ")");
+  const DType d = t.dtype();
+  OPREG_CHECK_TYPE(d != DType::kBFloat16 && d != DType::kFloat8E4M3FN && d != DType::kFloat8E5M2,
+                   "numpy(): NumPy has no dtype ", TorchDTypeName(d));
+  py::dtype dt(std::string(TorchDTypeName(d)));
+  std::vector<py::ssize_t> shape(t.sizes().begin(), t.sizes().end());
+  std::vector<py::ssize_t> strides;
+  for (int64_t s : t.strides()) strides.push_back(static_cast<py::ssize_t>(s * t.itemsize()));
+  return py::array(dt, shape, strides, t.data_ptr(), self);
+}
+
+}  // namespace
+
+py::object WrapTensor(Tensor t) {
+  if (!t.defined()) return py::none();
+  return py::cast(PyTensor{std::move(t), -1, 0});
+}
+
+py::object WrapProxy(Tensor t, int32_t value, uint64_t graph) {
+  return py::cast(PyTensor{std::move(t), value, graph});
+}
+
+PyTensor* AsPyTensor(py::handle obj) {
+  PyTypeObject* type = Py_TYPE(obj.ptr());
+  if (type != g_tensor_type && !PyType_IsSubtype(type, g_tensor_type)) return nullptr;
+  auto* inst = reinterpret_cast<py::detail::instance*>(obj.ptr());
+  return static_cast<PyTensor*>(inst->get_value_and_holder().value_ptr());
+}
+
+bool IsDLPackProducer(py::handle obj) {
+  return PyCapsule_CheckExact(obj.ptr()) || py::hasattr(obj, "__dlpack__");
+}
+
+Tensor TensorFromDLPack(py::handle obj) {
+  if (PyCapsule_CheckExact(obj.ptr())) return ImportCapsule(obj);
+  py::object fn = py::getattr(obj, "__dlpack__", py::none());
+  if (fn.is_none()) {
+    throw Error(ErrorKind::kType, StrCat("expected an opreg.Tensor or an object with __dlpack__ "
+                                         "(NumPy array, torch tensor), got ",
+                                         std::string(py::str(py::type::handle_of(obj).attr(
+                                             "__name__")))));
+  }
+  py::object capsule = fn();
+  return ImportCapsule(capsule);
+}
+
+void InitTensor(py::module_& m) {
+  py::class_<PyTensor> cls(m, "Tensor", "An opreg tensor (CPU, CUDA or meta).");
+  g_tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  cls.def_property_readonly(
+         "shape", [](const PyTensor& self) { return ToTuple(self.tensor.sizes()); },
+         "Sizes, as a tuple of ints.")
+      .def_property_readonly("strides",
+                             [](const PyTensor& self) { return ToTuple(self.tensor.strides()); })
+      .def_property_readonly("dtype",
+                             [](const PyTensor& self) { return DTypeStr(self.tensor.dtype()); })
+      .def_property_readonly("device",
+                             [](const PyTensor& self) { return self.tensor.device().str(); })
+      .def_property_readonly("ndim", [](const PyTensor& self) { return self.tensor.dim(); })
+      .def_property_readonly("itemsize",
+                             [](const PyTensor& self) { return self.tensor.itemsize(); })
+      .def_property_readonly("nbytes", [](const PyTensor& self) { return self.tensor.nbytes(); })
+      .def_property_readonly("is_proxy", [](const PyTensor& self) { return self.value >= 0; })
+      .def("numel", [](const PyTensor& self) { return self.tensor.numel(); })
+      .def("dim", [](const PyTensor& self) { return self.tensor.dim(); })
+      .def("size",
+           [](const PyTensor& self, py::object dim) -> py::object {
+             if (dim.is_none()) return ToTuple(self.tensor.sizes());
+             return py::int_(self.tensor.size(dim.cast<int64_t>()));
+           },
+           py::arg("dim") = py::none())
+      .def("is_contiguous", [](const PyTensor& self) { return self.tensor.is_contiguous(); })
+      .def("data_ptr",
+           [](const PyTensor& self) {
+             return reinterpret_cast<uintptr_t>(self.tensor.data_ptr());
+           })
+      .def("_is_alias_of",
+           [](const PyTensor& self, const PyTensor& other) {
+             return self.tensor.is_alias_of(other.tensor);
+           })
+      .def("_storage_use_count",
+           [](const PyTensor& self) { return self.tensor.storage().use_count(); })
+      .def("clone", [](const PyTensor& self) { return WrapTensor(self.tensor.clone()); })
+      .def("contiguous",
+           [](const PyTensor& self) { return WrapTensor(self.tensor.contiguous()); })
+      .def("view",
+           [](const PyTensor& self, py::args shape) {
+             std::vector<int64_t> s = shape.size() == 1 && !PyLong_Check(shape[0].ptr())
+                                          ? shape[0].cast<std::vector<int64_t>>()
+                                          : shape.cast<std::vector<int64_t>>();
+             return WrapTensor(self.tensor.view(s));
+           })
+      .def("reshape",
+           [](const PyTensor& self, py::args shape) {
+             std::vector<int64_t> s = shape.size() == 1 && !PyLong_Check(shape[0].ptr())
+                                          ? shape[0].cast<std::vector<int64_t>>()
+                                          : shape.cast<std::vector<int64_t>>();
+             return WrapTensor(self.tensor.reshape(s));
+           })
+      .def("narrow",
+           [](const PyTensor& self, int64_t dim, int64_t start, int64_t length) {
+             return WrapTensor(self.tensor.narrow(dim, start, length));
+           })
+      .def("select",
+           [](const PyTensor& self, int64_t dim, int64_t index) {
+             return WrapTensor(self.tensor.select(dim, index));
+           })
+      .def("copy_",
+           [](py::object self, py::handle src) {
+             AsPyTensor(self)->tensor.copy_(ToTensor(src));
+             return self;
+           })
+      .def("item", [](const PyTensor& self) { return self.tensor.item(); })
+      .def("new_empty",
+           [](const PyTensor& self, py::object shape, py::object dtype) {
+             DType d = dtype.is_none() ? self.tensor.dtype() : ParseDTypeArg(dtype);
+             return WrapTensor(empty(ShapeArg(shape), d, self.tensor.device()));
+           },
+           py::arg("shape"), py::arg("dtype") = py::none())
+      .def(
+          "__dlpack__",
+          [](const PyTensor& self, py::object stream, py::object max_version, py::object dl_device,
+             py::object copy) {
+            if (!copy.is_none() && copy.cast<bool>()) {
+              return ExportCapsule(self.tensor.clone());
+            }
+            return ExportCapsule(self.tensor);
+          },
+          py::arg("stream") = py::none(), py::kw_only(), py::arg("max_version") = py::none(),
+          py::arg("dl_device") = py::none(), py::arg("copy") = py::none(),
+          "Exports a legacy DLPack capsule ('dltensor') that shares this tensor's memory.")
+      .def("__dlpack_device__",
+           [](const PyTensor& self) {
+             const Device d = self.tensor.device();
+             OPREG_CHECK_VALUE(!d.is_meta(), "__dlpack_device__: meta tensors have no device "
+                                             "memory");
+             int type = d.is_cuda() ? static_cast<int>(kDLCUDA) : static_cast<int>(kDLCPU);
+             int index = d.is_cuda() ? std::max<int>(d.index, 0) : 0;
+             return py::make_tuple(type, index);
+           })
+      .def(
+          "numpy", [](py::object self) { return NumpyView(self); },
+          "A NumPy array sharing this tensor's memory (CPU tensors of NumPy dtypes).")
+      .def(
+          "__array__",
+          [](py::object self, py::object dtype, py::object copy) {
+            py::object a = NumpyView(self);
+            if (!dtype.is_none()) a = a.attr("astype")(dtype);
+            if (!copy.is_none() && copy.cast<bool>()) a = a.attr("copy")();
+            return a;
+          },
+          py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+      .def("__len__",
+           [](const PyTensor& self) {
+             OPREG_CHECK_TYPE(self.tensor.dim() > 0, "len() of a 0-d tensor");
+             return self.tensor.size(0);
+           })
+      .def("__repr__", [](py::object self) -> std::string {
+        const PyTensor& p = *AsPyTensor(self);
+        const Tensor& t = p.tensor;
+        if (!t.defined()) return "opreg.Tensor(undefined)";
+        std::ostringstream os;
+        os << "opreg.Tensor(";
+        bool values = false;
+        if (t.is_cpu() && t.numel() <= 1000) {
+          try {
+            py::object a = NumpyView(self);
+            std::string s = py::str(py::module_::import("numpy").attr("array2string")(
+                a, py::arg("separator") = ", ", py::arg("prefix") = "opreg.Tensor("));
+            os << s << ", ";
+            values = true;
+          } catch (py::error_already_set&) {
+          } catch (const Error&) {
+          }
+        }
+        if (!values) {
+          os << "shape=(";
+          for (int64_t i = 0; i < t.dim(); ++i) os << (i ? ", " : "") << t.size(i);
+          os << (t.dim() == 1 ? ",)" : ")") << ", ";
+        }
+        os << "dtype=" << TorchDTypeName(t.dtype()) << ", device=" << t.device().str();
+        if (p.value >= 0) os << ", graph_value=%" << p.value;
+        os << ")";
+        return os.str();
+      });
+
+  m.def(
+      "from_dlpack",
+      [](py::handle obj) -> py::object {
+        if (AsPyTensor(obj) != nullptr) return py::reinterpret_borrow<py::object>(obj);
+        return WrapTensor(TensorFromDLPack(obj));
+      },
+      py::arg("obj"),
+      "An opreg.Tensor sharing the memory of a DLPack producer (NumPy array, torch tensor, "
+      "or a 'dltensor' capsule, which is consumed).");
+  m.def(
+      "empty",
+      [](py::object shape, py::object dtype, py::object device) {
+        return WrapTensor(empty(ShapeArg(shape), ParseDTypeArg(dtype), ParseDeviceArg(device)));
+      },
+      py::arg("shape"), py::arg("dtype") = py::none(), py::arg("device") = py::none());
+  m.def(
+      "zeros",
+      [](py::object shape, py::object dtype, py::object device) {
+        return WrapTensor(zeros(ShapeArg(shape), ParseDTypeArg(dtype), ParseDeviceArg(device)));
+      },
+      py::arg("shape"), py::arg("dtype") = py::none(), py::arg("device") = py::none());
+  m.def(
+      "ones",
+      [](py::object shape, py::object dtype, py::object device) {
+        return WrapTensor(ones(ShapeArg(shape), ParseDTypeArg(dtype), ParseDeviceArg(device)));
+      },
+      py::arg("shape"), py::arg("dtype") = py::none(), py::arg("device") = py::none());
+  m.def(
+      "full",
+      [](py::object shape, double value, py::object dtype, py::object device) {
+        return WrapTensor(
+            full(ShapeArg(shape), value, ParseDTypeArg(dtype), ParseDeviceArg(device)));
+      },
+      py::arg("shape"), py::arg("fill_value"), py::arg("dtype") = py::none(),
+      py::arg("device") = py::none());
+  m.def(
+      "arange",
+      [](int64_t end, py::object dtype, py::object device) {
+        return WrapTensor(arange(end, dtype.is_none() ? DType::kInt64 : ParseDTypeArg(dtype),
+                                 ParseDeviceArg(device)));
+      },
+      py::arg("end"), py::arg("dtype") = py::none(), py::arg("device") = py::none());
+  m.def(
+      "empty_like", [](const PyTensor& like) { return WrapTensor(empty_like(like.tensor)); },
+      py::arg("like"));
+  m.def("_dlpack_live_exports", []() { return g_live_exports.load(); },
+        "Exported DLPack capsules whose deleter has not run yet (test hook).");
+  m.def("_dlpack_deleter_calls", []() { return g_export_deleter_calls.load(); },
+        "Deleter calls of exported DLPack tensors so far (test hook).");
+}
+
+}  // namespace opreg::python

@@ -1,0 +1,172 @@
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+import pytest
+
+import opreg
+from opreg import Tensor
+
+
+def schema_of(fn, mutates_args=()):
+    return opreg.infer_schema(fn, mutates_args=mutates_args)
+
+
+def test_infer_basic_types():
+    def f(x: Tensor, n: int, eps: float, flag: bool, mode: str) -> Tensor: ...
+
+    assert schema_of(f) == "(Tensor x, SymInt n, float eps, bool flag, str mode) -> Tensor"
+
+
+def test_infer_optional_and_lists():
+    def f(a: Optional[Tensor], b: List[Tensor], c: Sequence[int], d: list[float],
+          e: List[Optional[Tensor]], g: Optional[List[int]], h: Optional[float]) -> List[Tensor]: ...
+
+    assert schema_of(f) == ("(Tensor? a, Tensor[] b, SymInt[] c, float[] d, Tensor?[] e, "
+                            "SymInt[]? g, float? h) -> Tensor[]")
+
+
+def test_infer_defaults_and_kwarg_only():
+    def f(x: Tensor, eps: float = 1e-05, k: int = 2, flag: bool = True, s: str = "hi",
+          o: Optional[int] = None, *, scale: float = 1.0) -> Tensor: ...
+
+    assert schema_of(f) == ('(Tensor x, float eps=1e-05, SymInt k=2, bool flag=True, str s="hi", '
+                            "SymInt? o=None, *, float scale=1.0) -> Tensor")
+
+
+def test_infer_returns():
+    def none_ret(x: Tensor) -> None: ...
+
+    def tuple_ret(x: Tensor) -> Tuple[Tensor, Tensor, int]: ...
+
+    def scalar_ret(x: Tensor) -> float: ...
+
+    assert schema_of(none_ret) == "(Tensor x) -> ()"
+    assert schema_of(tuple_ret) == "(Tensor x) -> (Tensor, Tensor, SymInt)"
+    assert schema_of(scalar_ret) == "(Tensor x) -> float"
+
+
+def test_infer_mutates_args():
+    def f(x: Tensor, y: Optional[Tensor], zs: List[Tensor], n: int) -> None: ...
+
+    assert schema_of(f, ["x"]) == "(Tensor(a0!) x, Tensor? y, Tensor[] zs, SymInt n) -> ()"
+    assert schema_of(f, ["y", "zs"]) == "(Tensor x, Tensor(a1!)? y, Tensor(a2!)[] zs, SymInt n) -> ()"
+    assert schema_of(f, "unknown") == ("(Tensor(a0!) x, Tensor(a1!)? y, Tensor(a2!)[] zs, "
+                                       "SymInt n) -> ()")
+
+
+def test_infer_string_annotations():
+    def f(x: "Tensor", n: "int") -> "Tensor": ...
+
+    assert schema_of(f) == "(Tensor x, SymInt n) -> Tensor"
+
+
+def test_infer_refusals_with_torch_wording():
+    def tup(x: Tuple[int, int]) -> Tensor: ...
+
+    with pytest.raises(ValueError, match="We do not support Tuple inputs in schema. As a workaround, "
+                                         "please try to use List instead"):
+        schema_of(tup)
+
+    def f(x: Tensor) -> Tensor: ...
+
+    with pytest.raises(ValueError, match=r"\{'y'\} in mutates_args were not found in the custom op's signature"):
+        schema_of(f, ["y"])
+
+    def g(x: Tensor, n: int) -> None: ...
+
+    with pytest.raises(ValueError, match="Parameter n is in mutable_args but only Tensors or collections "
+                                         "of Tensors can be mutated"):
+        schema_of(g, ["n"])
+
+    def h(x) -> Tensor: ...
+
+    with pytest.raises(ValueError, match="Parameter x must have a type annotation"):
+        schema_of(h)
+
+    def v(*xs: Tensor) -> Tensor: ...
+
+    with pytest.raises(ValueError, match="positional-only args, varargs, or varkwargs"):
+        schema_of(v)
+
+    def r(x: Tensor): ...
+
+    with pytest.raises(ValueError, match="No return type annotation"):
+        schema_of(r)
+
+    with pytest.raises(ValueError, match="mutates_args must either be a sequence"):
+        schema_of(f, "all")
+
+
+def test_custom_op_end_to_end(ns):
+    @opreg.custom_op(f"{ns}::scale", mutates_args=())
+    def scale(x: Tensor, alpha: float = 2.0) -> Tensor:
+        return x.numpy() * alpha
+
+    assert scale.schema == f"{ns}::scale(Tensor x, float alpha=2.) -> Tensor"
+    x = np.arange(3, dtype=np.float32)
+    np.testing.assert_array_equal(scale(x).numpy(), x * 2)
+    np.testing.assert_array_equal(getattr(opreg.ops, ns).scale(x, alpha=3).numpy(), x * 3)
+
+    @scale.register_fake
+    def _(x, alpha=2.0):
+        return opreg.empty_like(x)
+
+    m = scale(opreg.empty((5,), device="meta"))
+    assert m.device == "meta" and m.shape == (5,)
+
+    @scale.register_kernel("cpu")
+    def _(x, alpha=2.0):
+        return x.numpy() * alpha + 100
+
+    np.testing.assert_array_equal(scale(x).numpy(), x * 2 + 100)
+
+
+def test_custom_op_mutation(ns):
+    @opreg.custom_op(f"{ns}::fill_", mutates_args=["out"])
+    def fill_(out: Tensor, value: float) -> None:
+        out.numpy()[...] = value
+
+    assert fill_.schema == f"{ns}::fill_(Tensor(a0!) out, float value) -> ()"
+    a = np.zeros(3, np.float32)
+    assert fill_(a, 4.0) is None
+    np.testing.assert_array_equal(a, [4, 4, 4])
+    # A trivial fake implementation exists for mutating ops without returns.
+    assert fill_(opreg.empty((3,), device="meta"), 1.0) is None
+
+
+def test_custom_op_may_not_return_an_input(ns):
+    @opreg.custom_op(f"{ns}::ident", mutates_args=())
+    def ident(x: Tensor) -> Tensor:
+        return x
+
+    with pytest.raises(RuntimeError, match=r"must not also be an input to this custom operator"):
+        ident(np.ones(2, np.float32))
+
+    @opreg.custom_op(f"{ns}::view", mutates_args=())
+    def view(x: Tensor) -> Tensor:
+        return x.numpy()[1:]
+
+    with pytest.raises(RuntimeError, match="may not alias any inputs"):
+        view(np.ones(4, np.float32))
+
+
+def test_custom_op_explicit_schema(ns):
+    @opreg.custom_op(f"{ns}::add1", mutates_args=(), schema="(Tensor x) -> Tensor")
+    def add1(x):
+        return x.numpy() + 1
+
+    np.testing.assert_array_equal(add1(np.zeros(2, np.float32)).numpy(), [1, 1])
+    with pytest.raises(ValueError, match="The schema suggests that the op mutates"):
+        opreg.custom_op(f"{ns}::m", mutates_args=(), schema="(Tensor(a!) x) -> ()")(lambda x: None)
+
+
+def test_custom_op_refuses_kwarg_only_tensors(ns):
+    with pytest.raises(ValueError, match="custom_op with kwarg-only Tensor args"):
+        @opreg.custom_op(f"{ns}::kw", mutates_args=())
+        def kw(x: Tensor, *, y: Tensor) -> Tensor:
+            return x
+
+
+def test_custom_op_name_needs_namespace():
+    with pytest.raises(ValueError, match="namespace::name"):
+        opreg.custom_op("nonamespace", mutates_args=())(lambda x: x)

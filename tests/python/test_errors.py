@@ -1,0 +1,94 @@
+import numpy as np
+import pytest
+
+import opreg
+
+
+@pytest.mark.parametrize("kind,exc", [
+    ("ValueError", ValueError), ("TypeError", TypeError), ("KeyError", KeyError),
+    ("NotImplementedError", NotImplementedError), ("IndexError", IndexError),
+    ("RuntimeError", RuntimeError),
+])
+def test_error_kinds_map_to_python(kind, exc):
+    with pytest.raises(exc, match="the message"):
+        opreg._C._raise_error(kind, "the message")
+
+
+@pytest.mark.parametrize("code,exc", [
+    (3, ValueError),          # InvalidArgument
+    (5, KeyError),            # NotFound
+    (12, NotImplementedError),  # Unimplemented
+    (11, IndexError),         # OutOfRange
+    (9, RuntimeError),        # FailedPrecondition
+    (6, RuntimeError),        # AlreadyExists
+])
+def test_status_codes_map_to_python(code, exc):
+    with pytest.raises(exc, match="status text"):
+        opreg._C._raise_status(code, "status text")
+
+
+def test_wrong_argument_type_names_op_and_argument():
+    with pytest.raises(TypeError, match=r"\[_opreg_test::scale\] argument 'alpha' \(#1\): expected float, got str"):
+        opreg.ops._opreg_test.scale(opreg.ones(2), "x")
+    with pytest.raises(TypeError, match="expected Tensor"):
+        opreg.ops._opreg_test.noop1(3)
+
+
+def test_binding_errors():
+    x = opreg.ones(2)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'beta'"):
+        opreg.ops._opreg_test.scale(x, beta=1.0)
+    with pytest.raises(TypeError, match="takes 2 positional arguments but 3 were given"):
+        opreg.ops._opreg_test.scale(x, 1.0, 2)
+    with pytest.raises(TypeError, match="multiple values for argument 'alpha'"):
+        opreg.ops._opreg_test.scale(x, 1.0, alpha=2.0)
+    with pytest.raises(TypeError, match="argument 'x' \\(#0\\): expected a value"):
+        opreg.ops._opreg_test.scale(alpha=2.0)
+
+
+def test_kernel_value_error_from_cpp():
+    with pytest.raises(ValueError, match="scale: expected float32"):
+        opreg.ops._opreg_test.scale(np.ones(2, np.float64))
+
+
+def test_lookup_errors():
+    with pytest.raises(KeyError):
+        opreg.dump_op("nowhere::nothing")
+    with pytest.raises(KeyError):
+        opreg.schema("nowhere::nothing")
+
+
+def test_missing_kernel_is_not_implemented_or_runtime(ns):
+    lib = opreg.Library(ns, "FRAGMENT")
+    lib.define("nokernel(Tensor x) -> Tensor")
+    with pytest.raises((NotImplementedError, RuntimeError), match="nokernel"):
+        getattr(opreg.ops, ns).nokernel(opreg.ones(1))
+
+
+def test_python_exception_propagates_with_traceback(ns):
+    lib = opreg.Library(ns, "FRAGMENT")
+    lib.define("boom(Tensor x) -> Tensor")
+
+    class Boom(Exception):
+        pass
+
+    def boom(x):
+        raise Boom("from the kernel")
+
+    lib.impl("boom", boom, "CPU")
+    with pytest.raises(Boom, match="from the kernel") as info:
+        getattr(opreg.ops, ns).boom(opreg.ones(1))
+    # The traceback reaches into the kernel.
+    names = [entry.name for entry in info.traceback]
+    assert "boom" in names
+    # Also when the Python kernel is called from C++ code.
+    with pytest.raises(Boom):
+        opreg.ops._opreg_test.apply_twice(f"{ns}::boom", opreg.ones(1))
+
+
+def test_schema_errors_are_value_errors(ns):
+    lib = opreg.Library(ns, "FRAGMENT")
+    with pytest.raises(ValueError, match="col"):
+        lib.define("bad(Tensor x -> Tensor")
+    with pytest.raises(ValueError):
+        opreg.Library(ns, "NOPE")

@@ -1,0 +1,126 @@
+import gc
+
+import numpy as np
+import pytest
+
+import opreg
+
+
+@pytest.fixture
+def chain_ops(ns):
+    """A functional op with an out variant (written in Python), and its meta function."""
+    lib = opreg.Library(ns, "FRAGMENT")
+    lib.define("add(Tensor x, Tensor y) -> Tensor")
+    lib.define("add.out(Tensor x, Tensor y, *, Tensor(a!) out) -> Tensor(a!)")
+    lib.define("relu(Tensor x) -> Tensor")
+    lib.define("relu.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)")
+
+    def add_out(x, y, out):
+        np.add(x.numpy(), y.numpy(), out=out.numpy())
+        return out
+
+    def relu_out(x, out):
+        np.maximum(x.numpy(), 0, out=out.numpy())
+        return out
+
+    lib.impl("add.out", add_out, "CPU")
+    lib.impl("relu.out", relu_out, "CPU")
+    lib.register_fake("add", lambda x, y: opreg.empty_like(x))
+    lib.register_fake("relu", lambda x: opreg.empty_like(x))
+    yield getattr(opreg.ops, ns)
+    lib._destroy()
+
+
+def capture_chain(o, x):
+    with opreg.graph() as g:
+        a = o.add(x, x)
+        b = o.relu(a)
+        c = o.add(b, x)
+        del a, b
+    return g, c
+
+
+def test_capture_records_proxies_and_inputs(chain_ops):
+    x = np.array([-1, 2, -3, 4], np.float32)
+    g, c = capture_chain(chain_ops, x)
+    assert c.device == "meta" and c.shape == (4,) and c.is_proxy
+    assert g.num_inputs == 1 and g.num_outputs == 1 and g.num_nodes == 3
+    assert "return %3" in str(g)
+
+
+def test_replay_and_plan_stats(chain_ops):
+    x = np.array([-1, 2, -3, 4], np.float32)
+    g, _ = capture_chain(chain_ops, x)
+    np.testing.assert_array_equal(g.replay().numpy(), [-1, 6, -3, 12])
+    np.testing.assert_array_equal(g.replay(np.ones(4, np.float32)).numpy(), [3, 3, 3, 3])
+    stats = g.plan_stats()
+    for k in ("arena_bytes", "lb_bytes", "naive_bytes", "eager_peak_bytes"):
+        assert isinstance(stats[k], int)
+    assert stats["arena_bytes"] == stats["lb_bytes"] == 128
+    assert stats["naive_bytes"] > 0 and stats["arena_bytes"] <= stats["eager_peak_bytes"]
+    # Another shape is planned again.
+    np.testing.assert_array_equal(g.replay(np.ones(8, np.float32)).numpy(), [3] * 8)
+
+
+def test_inputs_in_first_use_order_and_explicit_outputs(chain_ops):
+    x = np.ones(4, np.float32)
+    y = np.full(4, 2, np.float32)
+    with opreg.graph() as g:
+        s = chain_ops.add(y, x)
+        t = chain_ops.relu(s)
+        g.output(s, t)
+    assert g.num_inputs == 2
+    assert [i.data_ptr() for i in g.inputs] == [y.ctypes.data, x.ctypes.data]
+    s2, t2 = g.replay(np.full(4, 5, np.float32), np.full(4, -9, np.float32))
+    np.testing.assert_array_equal(s2.numpy(), [-4] * 4)
+    np.testing.assert_array_equal(t2.numpy(), [0] * 4)
+
+
+def test_outputs_are_live_proxies_in_creation_order(chain_ops):
+    x = np.ones(2, np.float32)
+    with opreg.graph() as g:
+        a = chain_ops.add(x, x)
+        b = chain_ops.relu(a)
+        c = chain_ops.add(a, b)
+        del b
+    out = g.replay()
+    assert isinstance(out, tuple) and len(out) == 2  # a and c
+    np.testing.assert_array_equal(out[0].numpy(), [2, 2])
+    np.testing.assert_array_equal(out[1].numpy(), [4, 4])
+
+
+def test_builtin_ops_capture(chain_ops):
+    if "opreg::rms_norm" not in opreg.list_ops():
+        pytest.skip("opreg::ops not linked")
+    x = np.random.rand(4, 8).astype(np.float32)
+    w = np.ones(8, np.float32)
+    with opreg.graph() as g:
+        h = opreg.ops.opreg.rms_norm(x, w, 1e-6)
+        y = opreg.ops.opreg.add(h, h)
+        del h
+    ref = opreg.ops.opreg.add(*(2 * [opreg.ops.opreg.rms_norm(x, w, 1e-6)]))
+    np.testing.assert_allclose(g.replay().numpy(), ref.numpy(), rtol=1e-6)
+    assert g.plan_stats()["arena_bytes"] == g.plan_stats()["lb_bytes"]
+
+
+def test_capture_errors(chain_ops):
+    with opreg.graph() as g:
+        with pytest.raises(RuntimeError, match="do not nest"):
+            with opreg.graph():
+                pass
+    with pytest.raises(RuntimeError, match="not ready"):
+        with opreg.graph() as g2:
+            g2.replay()
+    with pytest.raises(ZeroDivisionError):
+        with opreg.graph() as g3:
+            chain_ops.relu(np.ones(1, np.float32))
+            1 / 0
+    assert not opreg._C._capture_active()
+
+
+def test_calls_outside_capture_are_eager_again(chain_ops):
+    x = np.ones(2, np.float32)
+    capture_chain(chain_ops, x)
+    y = chain_ops.add(x, x)
+    assert y.device == "cpu"
+    np.testing.assert_array_equal(y.numpy(), [2, 2])
