@@ -19,6 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "opreg/core/device.h"
 #include "opreg/core/scalar_type.h"
+#include "opreg/core/string_util.h"
 #include "opreg/core/string_view.h"
 #include "schema_lexer.h"
 
@@ -35,6 +36,7 @@ constexpr std::string_view kErrorPayloadUrl = "opreg.schema_parse_error";
 // Containers nest at most this deep (`Tensor[][]...`): deeper types are refused rather than
 // risking the stack in the recursive printer and destructors.
 constexpr int kMaxTypeDepth = 32;
+constexpr int32_t kMaxFixedListSize = 4096;
 
 // Enum values PyTorch stores for identifier defaults (c10 ScalarType, Layout, Reduction,
 // MemoryFormat). Only these identifiers (plus dtype names for ScalarType arguments) are legal.
@@ -254,6 +256,12 @@ class Parser {
           !std::all_of(size_tok.text.begin(), size_tok.text.end(), absl::ascii_isdigit) ||
           !absl::SimpleAtoi(ToAbsl(size_tok.text), &size)) {
         Fail(size_tok, ExpectedMessage("a list size (a non-negative integer) or ']'"));
+      }
+      // Fixed-size lists are small (`int[2]`, `bool[3]`); a huge N would make a scalar default
+      // expand into a huge list.
+      if (size > kMaxFixedListSize) {
+        Fail(size_tok,
+             StrCat("list size ", size, " is too large (at most ", kMaxFixedListSize, ")"));
       }
       Next();
       N = size;

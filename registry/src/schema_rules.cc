@@ -62,6 +62,15 @@ absl::Status CheckAliasingRule(const FunctionSchema& schema) {
   // The in-place convention (`add_`) returns its mutated self on purpose; torchgen checks that
   // form separately, and every such op of the ATen corpus must keep passing here.
   if (absl::EndsWith(ToAbsl(schema.operator_name().base_name()), "_")) return absl::OkStatus();
+  // The `*_out` naming convention (PyTorch's symm_mem ops:
+  // `one_shot_all_reduce_out(Tensor input, ..., Tensor(a!) out) -> Tensor(a!)`) marks out
+  // variants whose outs are positional; like keyword-only outs, they may be returned.
+  // Only for that positional convention: an op with keyword-only outs returns those.
+  const bool positional_outs =
+      (absl::EndsWith(ToAbsl(schema.operator_name().base_name()), "_out") ||
+       schema.overload_name() == "out" || absl::EndsWith(schema.overload_name(), "_out")) &&
+      std::none_of(schema.arguments().begin(), schema.arguments().end(),
+                   [](const Argument& a) { return a.is_out(); });
 
   const std::vector<Argument>& args = schema.arguments();
   for (size_t r = 0; r < schema.returns().size(); ++r) {
@@ -70,7 +79,7 @@ absl::Status CheckAliasingRule(const FunctionSchema& schema) {
     for (size_t i = 0; i < args.size(); ++i) {
       const Argument& a = args[i];
       // Returning an out argument is what out variants do; only mutated inputs are refused.
-      if (!a.is_write() || a.is_out()) continue;
+      if (!a.is_write() || a.is_out() || positional_outs) continue;
       if (!Intersects(return_sets, SetsOf(a))) continue;
       return absl::InvalidArgumentError(
           StrCat(OpLabel(schema), " return #", r, " aliases mutated argument ", ArgRef(a, i),

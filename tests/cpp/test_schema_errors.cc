@@ -80,6 +80,7 @@ const std::vector<BadSchema>& BadSchemas() {
       {"f(Future x) -> ()", "expected '(' but found 'x'", 10},
       {"f(int[x] y) -> ()", "expected a list size (a non-negative integer) or ']' but found 'x'",
        7},
+      {"f(int[5000] y=1) -> ()", "list size 5000 is too large (at most 4096)", 7},
       {"f(int[2.5] y) -> ()",
        "expected a list size (a non-negative integer) or ']' but found '2.5'", 7},
       {"f(Tensor x) -> Tensor[",

@@ -674,5 +674,16 @@ TEST_CASE("tags", "[tags]") {
         "maybe_aliasing_or_mutating, out_variant, needs_contiguous_strides");
 }
 
+TEST_CASE("ops named *_out may return their positional outs", "[aliasing]") {
+  auto s = ParseSchema(
+      "symm_mem::one_shot_all_reduce_out(Tensor input, str reduce_op, str group_name, "
+      "Tensor(a!) out) -> Tensor(a!)");
+  REQUIRE(s.ok());
+  CHECK(CheckAliasingRule(*s).ok());
+  auto f = ParseSchema("mylib::f(Tensor input, Tensor(a!) out) -> Tensor(a!)");
+  REQUIRE(f.ok());
+  CHECK_FALSE(CheckAliasingRule(*f).ok());
+}
+
 }  // namespace
 }  // namespace opreg

@@ -33,6 +33,9 @@ namespace opreg {
 //  - returns aliasing out arguments (`Argument::is_out()`: keyword-only and written), as every
 //    out variant does (`f.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)`). That the outs are
 //    returned in order is checked by MatchOutVariant, not here;
+//  - ops named as out variants (`*_out`, overload `out` or `*_out`) with no keyword-only outs:
+//    their outs are positional, as in PyTorch's symm_mem ops (`one_shot_all_reduce_out(..., Tensor(a!) out)
+//    -> Tensor(a!)`);
 //  - in-place ops, whose name (before the overload) ends in `_`: ATen's
 //    `add_.Tensor(Tensor(a!) self, ...) -> Tensor(a!)` and every in-place op of the ATen corpus
 //    return their mutated `self`, which torchgen allows for the in-place convention;
