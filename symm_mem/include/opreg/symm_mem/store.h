@@ -1,0 +1,63 @@
+// Key-value stores that bootstrap symmetric-memory groups.
+//
+// A Store is shared by the ranks of a job: Set publishes bytes under a key, Get waits (with a
+// timeout) until a key exists, Add is an atomic counter. FileStore keeps one file per key in a
+// directory on a file system every rank sees (one machine: any local directory).
+//
+// Errors: opreg::Error. A wait that times out throws kRuntime naming the key (and, through
+// WaitRanks, the ranks that did not arrive); I/O failures throw kRuntime with errno's text.
+//
+// Thread safety: a FileStore may be used from several threads and processes at once (Set is an
+// atomic rename, Add holds an flock on the counter file).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace opreg::symm_mem {
+
+using Millis = std::chrono::milliseconds;
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  // Publishes `value` under `key` (overwrites; readers never see a partial value).
+  virtual void Set(std::string_view key, std::string_view value) = 0;
+  // The value of `key`, waiting up to `timeout` for it to appear.
+  virtual std::string Get(std::string_view key, Millis timeout) = 0;
+  // The value of `key` if it exists now.
+  virtual bool TryGet(std::string_view key, std::string* value) = 0;
+  // Adds `delta` to the integer counter `key` (created as 0) and returns the new value.
+  virtual int64_t Add(std::string_view key, int64_t delta) = 0;
+  // Removes `key` (no error when absent).
+  virtual void Delete(std::string_view key) = 0;
+  // Waits until every key exists.
+  void Wait(const std::vector<std::string>& keys, Millis timeout);
+  // Waits for `prefix + std::to_string(r)` for every r in [0, world) except `self` and names the
+  // ranks still missing when it times out: "... rank(s) 1, 3 did not arrive".
+  void WaitRanks(std::string_view prefix, int world, int self, Millis timeout,
+                 std::string_view what);
+};
+
+// One file per key in `dir` (created if missing). Keys may hold any characters; they are
+// escaped into file names. The store never removes the directory itself.
+class FileStore : public Store {
+ public:
+  explicit FileStore(std::string dir);
+  void Set(std::string_view key, std::string_view value) override;
+  std::string Get(std::string_view key, Millis timeout) override;
+  bool TryGet(std::string_view key, std::string* value) override;
+  int64_t Add(std::string_view key, int64_t delta) override;
+  void Delete(std::string_view key) override;
+  const std::string& dir() const { return dir_; }
+  // The path of the file holding `key`.
+  std::string PathOf(std::string_view key) const;
+
+ private:
+  std::string dir_;
+};
+
+}  // namespace opreg::symm_mem

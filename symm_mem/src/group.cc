@@ -1,0 +1,403 @@
+// Group: registry, bootstrap (memfd per rank, fds exchanged with SCM_RIGHTS over abstract Unix
+// datagram sockets, every heap mapped by every rank), the deterministic first-fit heap
+// allocator with the drift check, and teardown of the store keys.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "opreg/core/error.h"
+#include "opreg/core/logging.h"
+#include "opreg/symm_mem/symmetric_memory.h"
+
+namespace opreg::symm_mem {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kAlign = 256;
+
+size_t RoundUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+std::mutex& RegistryMu() {
+  static std::mutex mu;
+  return mu;
+}
+std::map<std::string, std::shared_ptr<Group>, std::less<>>& Registry() {
+  static auto* m = new std::map<std::string, std::shared_ptr<Group>, std::less<>>();
+  return *m;
+}
+std::set<Group*>& LiveGroups() {  // guarded by RegistryMu()
+  static auto* s = new std::set<Group*>();
+  return *s;
+}
+
+sockaddr_un AbstractAddr(const std::string& name, socklen_t* len) {
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  const size_t n = std::min(name.size(), sizeof(a.sun_path) - 1);
+  a.sun_path[0] = '\0';
+  std::memcpy(a.sun_path + 1, name.data(), n);
+  *len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
+  return a;
+}
+
+struct FdCloser {
+  std::vector<int>* fds;
+  ~FdCloser() {
+    for (int fd : *fds) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+};
+
+}  // namespace
+
+Group::Group(std::string name, int rank, int world, std::shared_ptr<Store> store,
+             GroupOptions options)
+    : name_(std::move(name)),
+      rank_(rank),
+      world_(world),
+      store_(std::move(store)),
+      options_(options),
+      bases_(static_cast<size_t>(world), nullptr) {
+  pad_bytes_ = RoundUp(static_cast<size_t>(options_.max_channels) * world * sizeof(uint32_t),
+                       kAlign);
+  options_.heap_bytes = RoundUp(options_.heap_bytes, 4096);
+  free_[0] = options_.heap_bytes;
+}
+
+Group::~Group() {
+  {
+    std::lock_guard<std::mutex> lock(RegistryMu());
+    LiveGroups().erase(this);
+  }
+  for (char* b : bases_) {
+    if (b != nullptr) ::munmap(b, options_.heap_bytes);
+  }
+}
+
+std::shared_ptr<Group> Group::Create(std::string name, int rank, int world,
+                                     std::shared_ptr<Store> store, GroupOptions options) {
+  OPREG_CHECK_VALUE(!name.empty(), "symm_mem::Group::Create: empty group name");
+  OPREG_CHECK_VALUE(world >= 1 && rank >= 0 && rank < world, "symm_mem::Group::Create('", name,
+                    "'): rank ", rank, " is not in [0, world ", world, ")");
+  OPREG_CHECK_VALUE(store != nullptr, "symm_mem::Group::Create('", name, "'): null store");
+  OPREG_CHECK_VALUE(options.max_channels >= 1, "symm_mem::Group::Create('", name,
+                    "'): max_channels must be >= 1");
+  {
+    std::lock_guard<std::mutex> lock(RegistryMu());
+    OPREG_CHECK_VALUE(Registry().count(name) == 0, "symm_mem::Group::Create: group '", name,
+                      "' already exists in this process");
+  }
+  std::shared_ptr<Group> g(new Group(name, rank, world, std::move(store), options));
+  g->Bootstrap();
+  std::lock_guard<std::mutex> lock(RegistryMu());
+  OPREG_CHECK_VALUE(Registry().count(name) == 0, "symm_mem::Group::Create: group '", name,
+                    "' already exists in this process");
+  Registry()[name] = g;
+  LiveGroups().insert(g.get());
+  return g;
+}
+
+void Group::Bootstrap() {
+  const auto deadline = Clock::now() + options_.timeout;
+  const std::string who = StrCat("group '", name_, "' rank ", rank_);
+  std::vector<int> fds(static_cast<size_t>(world_), -1);
+  FdCloser closer{&fds};
+
+  // 1. This rank's heap.
+  int memfd = ::memfd_create(StrCat("opreg_symm:", name_, ":", rank_).c_str(), MFD_CLOEXEC);
+  OPREG_CHECK(memfd >= 0, "symm_mem: ", who, ": memfd_create failed: ", std::strerror(errno));
+  fds[rank_] = memfd;
+  OPREG_CHECK(::ftruncate(memfd, static_cast<off_t>(options_.heap_bytes)) == 0, "symm_mem: ", who,
+              ": ftruncate(", options_.heap_bytes, ") failed: ", std::strerror(errno));
+
+  if (world_ > 1) {
+    // 2. A nonce from rank 0 names the sockets of this group instance.
+    std::string nonce;
+    if (rank_ == 0) {
+      std::random_device rd;
+      uint64_t n = (uint64_t{rd()} << 32) ^ rd() ^ static_cast<uint64_t>(::getpid());
+      nonce = StrCat(absl::Hex(n));
+      store_->Set(Key("nonce"), nonce);
+    } else {
+      nonce = store_->Get(Key("nonce"), options_.timeout);
+    }
+    auto sock_name = [&](int r) { return StrCat("opreg-symm-", nonce, "-", r); };
+
+    // 3. Bind this rank's socket, announce it, wait for everyone's.
+    int sock = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    OPREG_CHECK(sock >= 0, "symm_mem: ", who, ": socket failed: ", std::strerror(errno));
+    std::vector<int> sock_holder{sock};
+    FdCloser sock_closer{&sock_holder};
+    socklen_t len = 0;
+    sockaddr_un self = AbstractAddr(sock_name(rank_), &len);
+    OPREG_CHECK(::bind(sock, reinterpret_cast<sockaddr*>(&self), len) == 0, "symm_mem: ", who,
+                ": bind failed: ", std::strerror(errno));
+    store_->Set(Key(StrCat("ready/", rank_)), std::to_string(::getpid()));
+    store_->WaitRanks(Key("ready/"), world_, rank_, options_.timeout,
+                      StrCat("symm_mem group '", name_, "' bootstrap"));
+
+    // 4. Non-blocking all-to-all of the memfds: send ours to every peer, receive theirs.
+    std::vector<int> pending;
+    for (int p = 0; p < world_; ++p) {
+      if (p != rank_) pending.push_back(p);
+    }
+    int received = 0;
+    while (!pending.empty() || received < world_ - 1) {
+      bool progress = false;
+      for (auto it = pending.begin(); it != pending.end();) {
+        socklen_t plen = 0;
+        sockaddr_un peer = AbstractAddr(sock_name(*it), &plen);
+        int32_t payload = rank_;
+        iovec iov{&payload, sizeof(payload)};
+        alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
+        msghdr msg{};
+        msg.msg_name = &peer;
+        msg.msg_namelen = plen;
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = ctrl;
+        msg.msg_controllen = sizeof(ctrl);
+        cmsghdr* c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(c), &memfd, sizeof(int));
+        if (::sendmsg(sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0) {
+          it = pending.erase(it);
+          progress = true;
+        } else {
+          OPREG_CHECK(errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
+                          errno == ECONNREFUSED,
+                      "symm_mem: ", who, ": sending the heap fd to rank ", *it,
+                      " failed: ", std::strerror(errno));
+          ++it;
+        }
+      }
+      for (;;) {
+        int32_t payload = -1;
+        iovec iov{&payload, sizeof(payload)};
+        alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
+        msghdr msg{};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = ctrl;
+        msg.msg_controllen = sizeof(ctrl);
+        ssize_t n = ::recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (n < 0) break;
+        int fd = -1;
+        for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+          if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
+          }
+        }
+        if (n != sizeof(payload) || payload < 0 || payload >= world_ || payload == rank_ ||
+            fds[payload] >= 0 || fd < 0) {
+          if (fd >= 0) ::close(fd);
+          OPREG_THROW(kRuntime, "symm_mem: ", who, ": unexpected message during the fd exchange");
+        }
+        fds[payload] = fd;
+        ++received;
+        progress = true;
+      }
+      if (progress) continue;
+      if (Clock::now() >= deadline) {
+        std::string missing;
+        for (int p = 0; p < world_; ++p) {
+          if (p != rank_ && fds[p] < 0) StrAppend(&missing, missing.empty() ? "" : ", ", p);
+        }
+        OPREG_THROW(kRuntime, "symm_mem: ", who, ": timed out after ", options_.timeout.count(),
+                    " ms exchanging heap fds; no fd from rank(s) ", missing.empty() ? "-" : missing,
+                    (pending.empty() ? "" : "; could not deliver ours to every peer"));
+      }
+      pollfd pfd{sock, POLLIN, 0};
+      ::poll(&pfd, 1, 1);
+    }
+  }
+
+  // 5. Map every heap; the fds are closed by `closer` (the mappings keep the memory alive).
+  for (int r = 0; r < world_; ++r) {
+    void* p = ::mmap(nullptr, options_.heap_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[r], 0);
+    OPREG_CHECK(p != MAP_FAILED, "symm_mem: ", who, ": mapping the heap of rank ", r,
+                " failed: ", std::strerror(errno));
+    bases_[r] = static_cast<char*>(p);
+  }
+}
+
+std::shared_ptr<Group> Group::Get(std::string_view name) {
+  std::lock_guard<std::mutex> lock(RegistryMu());
+  auto it = Registry().find(name);
+  if (it == Registry().end()) {
+    std::string known;
+    for (const auto& [n, g] : Registry()) StrAppend(&known, known.empty() ? "'" : ", '", n, "'");
+    OPREG_THROW(kKey, "symm_mem: no group named '", name, "' in this process (known groups: ",
+                known.empty() ? "none" : known, "); create it with symm_mem::Group::Create");
+  }
+  return it->second;
+}
+
+bool Group::Exists(std::string_view name) {
+  std::lock_guard<std::mutex> lock(RegistryMu());
+  return Registry().find(name) != Registry().end();
+}
+
+void Group::Destroy(std::string_view name) {
+  std::shared_ptr<Group> g;
+  {
+    std::lock_guard<std::mutex> lock(RegistryMu());
+    auto it = Registry().find(name);
+    OPREG_CHECK_VALUE(it != Registry().end(), "symm_mem::Group::Destroy: no group named '", name,
+                      "'");
+    g = it->second;
+    Registry().erase(it);
+  }
+  g->Teardown();
+}
+
+void Group::Teardown() {
+  // Phase 1: everyone arrives (after which nobody reads this group's keys any more); then each
+  // rank removes its own keys. Phase 2: the last rank to count out removes the counter.
+  Store& s = *store_;
+  const std::string counter = Key("teardown");
+  bool all_arrived = true;
+  if (world_ > 1) {
+    s.Add(counter, 1);
+    const auto deadline = Clock::now() + options_.timeout;
+    std::chrono::microseconds delay(50);
+    while (s.Add(counter, 0) < world_) {
+      if (Clock::now() >= deadline) {
+        all_arrived = false;
+        Logger().warn("symm_mem: group '{}' rank {}: not every rank reached Destroy within {} ms;"
+                      " removing this rank's store keys anyway", name_, rank_,
+                      options_.timeout.count());
+        break;
+      }
+      std::this_thread::sleep_for(delay);
+      delay = std::min<std::chrono::microseconds>(delay * 2, std::chrono::microseconds(5000));
+    }
+  }
+  s.Delete(Key(StrCat("ready/", rank_)));
+  if (next_alloc_id_ > 0) s.Delete(Key(StrCat("alloc/", next_alloc_id_ - 1, "/", rank_)));
+  if (rank_ == 0) s.Delete(Key("nonce"));
+  if (world_ > 1 && all_arrived && s.Add(counter, 1) == 2 * world_) s.Delete(counter);
+}
+
+std::shared_ptr<SymmetricMemory> Group::Allocate(size_t nbytes) {
+  std::lock_guard<std::mutex> alloc_lock(alloc_mu_);
+  const size_t block = pad_bytes_ + RoundUp(std::max<size_t>(nbytes, 1), kAlign);
+  size_t offset = 0;
+  int64_t id = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = std::find_if(free_.begin(), free_.end(),
+                           [&](const auto& kv) { return kv.second >= block; });
+    if (it == free_.end()) {
+      size_t largest = 0;
+      for (const auto& kv : free_) largest = std::max(largest, kv.second);
+      OPREG_THROW(kRuntime, "symm_mem: the symmetric heap of group '", name_,
+                  "' is exhausted: allocation of ", nbytes, " bytes needs ", block,
+                  " bytes, the largest free block has ", largest, " (heap_bytes ",
+                  options_.heap_bytes, ")");
+    }
+    offset = it->first;
+    const size_t left = it->second - block;
+    free_.erase(it);
+    if (left > 0) free_[offset + block] = left;
+    id = next_alloc_id_++;
+  }
+  auto handle = std::make_shared<SymmetricMemory>(shared_from_this(), offset, block, nbytes, id);
+  std::memset(handle->signal_pad(rank_), 0, pad_bytes_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    live_[offset] = handle;
+  }
+  if (world_ > 1) {
+    // Rendezvous: every rank publishes (size, offset) of allocation #id and compares.
+    const std::string mine = StrCat(nbytes, " ", offset);
+    store_->Set(Key(StrCat("alloc/", id, "/", rank_)), mine);
+    store_->WaitRanks(Key(StrCat("alloc/", id, "/")), world_, rank_, options_.timeout,
+                      StrCat("symm_mem group '", name_, "' allocation #", id, " (", nbytes,
+                             " bytes)"));
+    std::vector<std::pair<size_t, size_t>> all(static_cast<size_t>(world_));
+    for (int r = 0; r < world_; ++r) {
+      std::string v = r == rank_ ? mine : store_->Get(Key(StrCat("alloc/", id, "/", r)), Millis(0));
+      unsigned long long sz = 0, off = 0;
+      std::sscanf(v.c_str(), "%llu %llu", &sz, &off);
+      all[r] = {static_cast<size_t>(sz), static_cast<size_t>(off)};
+    }
+    if (id > 0) store_->Delete(Key(StrCat("alloc/", id - 1, "/", rank_)));
+    for (int r = 1; r < world_; ++r) {
+      if (all[r].first != all[0].first) {
+        OPREG_THROW(kRuntime, "symm_mem: allocation drift in group '", name_, "': rank ", r,
+                    " allocated ", all[r].first, " bytes as allocation #", id, " but rank 0 allocated ",
+                    all[0].first, " bytes (every rank must allocate the same sizes in the same order)");
+      }
+      if (all[r].second != all[0].second) {
+        OPREG_THROW(kRuntime, "symm_mem: allocation drift in group '", name_, "': rank ", r,
+                    " placed allocation #", id, " at heap offset ", all[r].second,
+                    " but rank 0 at ", all[0].second,
+                    " (every rank must allocate and free in the same order)");
+      }
+    }
+  }
+  return handle;
+}
+
+size_t Group::live_allocations() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return live_.size();
+}
+
+void Group::Free(size_t offset, size_t block_bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  live_.erase(offset);
+  auto [it, inserted] = free_.emplace(offset, block_bytes);
+  (void)inserted;
+  auto next = std::next(it);
+  if (next != free_.end() && it->first + it->second == next->first) {
+    it->second += next->second;
+    free_.erase(next);
+  }
+  if (it != free_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second == it->first) {
+      prev->second += it->second;
+      free_.erase(it);
+    }
+  }
+}
+
+std::shared_ptr<SymmetricMemory> Group::Find(const void* ptr) {
+  const char* p = static_cast<const char*>(ptr);
+  // Declared before the locks: if this is the last reference, it dies after they are released
+  // (its destructor locks the group).
+  std::shared_ptr<SymmetricMemory> h;
+  std::lock_guard<std::mutex> lock(RegistryMu());
+  for (Group* g : LiveGroups()) {
+    const char* base = g->bases_[g->rank_];
+    if (base == nullptr || p < base || p >= base + g->options_.heap_bytes) continue;
+    const size_t off = static_cast<size_t>(p - base);
+    std::lock_guard<std::mutex> glock(g->mu_);
+    auto it = g->live_.upper_bound(off);
+    if (it == g->live_.begin()) return nullptr;
+    --it;
+    h = it->second.lock();
+    if (h == nullptr) return nullptr;
+    if (off < it->first + g->pad_bytes_ || off >= it->first + h->block_bytes_) return nullptr;
+    return h;
+  }
+  return nullptr;
+}
+
+}  // namespace opreg::symm_mem
