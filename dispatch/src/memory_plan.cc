@@ -7,6 +7,7 @@
 #include "opreg/core/error.h"
 #include "opreg/core/string_util.h"
 #include "opreg/dispatch/meta.h"
+#include "opreg/dispatch/symmetric_memory_hooks.h"
 
 namespace opreg {
 namespace {
@@ -43,17 +44,18 @@ std::string Bytes(int64_t b) {
 }  // namespace
 
 std::string MemoryPlan::Summary() const {
-  int slots = 0, runtime = 0;
+  int slots = 0, runtime = 0, symmetric = 0;
   for (const StorageGroup& g : groups) {
     slots += g.kind == StorageKind::kArena;
     runtime += g.kind == StorageKind::kRuntime;
+    symmetric += g.kind == StorageKind::kSymmetric;
   }
   return StrCat(use_arena ? "arena " : "no arena (runtime allocation), would-be arena ",
                 Bytes(arena_bytes), ", LB ", Bytes(lb_bytes), " (",
                 lb_bytes > 0 ? static_cast<double>(arena_bytes) / lb_bytes : 1.0, "x), eager peak ",
                 Bytes(eager_peak_bytes), ", naive ", Bytes(naive_bytes), ", ", slots,
-                " arena slots, ", runtime, " run-time allocations, placement '", strategy,
-                "', planned in ", plan_ms, " ms");
+                " arena slots, ", runtime, " run-time allocations, ", symmetric,
+                " symmetric buffers, placement '", strategy, "', planned in ", plan_ms, " ms");
 }
 
 MemoryPlan PlanMemory(const Graph& graph, const std::vector<ValueInfo>& values,
@@ -140,6 +142,26 @@ MemoryPlan PlanMemory(const Graph& graph, const std::vector<ValueInfo>& values,
     StorageGroup& g = plan.groups[plan.group_of_value[v.id]];
     if (g.kind != StorageKind::kInput) g.kind = StorageKind::kOutput;
     g.last = num_steps;  // handed to the caller
+  }
+
+  // Registered symmetric outs live in their group's symmetric heap, not in the arena.
+  for (size_t s = 0; s < nodes.size(); ++s) {
+    if (plan.execution[s] != NodeExecution::kOutVariant) continue;
+    const GraphNode& node = nodes[s];
+    const FunctionSchema& schema = node.op.schema();
+    const std::optional<size_t> gi = schema.ArgumentIndex("group_name");
+    if (!gi || node.args[*gi].kind != GraphArg::Kind::kConstant ||
+        !node.args[*gi].constant.isString()) {
+      continue;
+    }
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      if (!IsSymmetricArgument(plan.out_links[s].out, plan.out_links[s].out_argument_names[k])) {
+        continue;
+      }
+      StorageGroup& g = plan.groups[plan.group_of_value[node.outputs[k].id]];
+      g.heap_group = node.args[*gi].constant.toStringRef();
+      if (g.kind == StorageKind::kArena) g.kind = StorageKind::kSymmetric;
+    }
   }
 
   plan.release_after.assign(nodes.size(), {});

@@ -3,6 +3,7 @@
 #include "opreg/core/error.h"
 #include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/meta.h"
+#include "opreg/dispatch/symmetric_memory_hooks.h"
 
 namespace opreg {
 namespace {
@@ -76,11 +77,19 @@ KernelFunction MakeOutResolutionKernel(const OperatorEntry* functional, const Op
         // Sizes from the meta function; one fresh buffer per output on the call's device.
         const Stack specs = RunMetaFunction(OperatorHandle(functional), args);
         const Device device = CallDevice(def, args);
+        // Only ops with a group (a `str group_name` argument) can have symmetric outs, which
+        // come from that group's symmetric heap; other ops skip the lookup entirely.
+        const std::optional<std::string> group = GroupNameOf(def.schema, args);
         std::vector<Tensor> outs;
         outs.reserve(specs.size());
-        for (const IValue& s : specs) {
-          const Tensor& meta = s.toTensor();
-          outs.push_back(empty_strided(meta.sizes(), meta.strides(), meta.dtype(), device));
+        for (size_t k = 0; k < specs.size(); ++k) {
+          const Tensor& meta = specs[k].toTensor();
+          if (group && IsSymmetricArgument(link.out, link.out_argument_names[k])) {
+            outs.push_back(EmptySymmetricOut(link.out, link.out_argument_names[k], meta.sizes(),
+                                             meta.dtype(), group));
+          } else {
+            outs.push_back(empty_strided(meta.sizes(), meta.strides(), meta.dtype(), device));
+          }
         }
 
         OperatorHandle out_op(out);

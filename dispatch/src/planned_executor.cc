@@ -7,6 +7,7 @@
 #include "opreg/core/string_util.h"
 #include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/out_resolution.h"
+#include "opreg/dispatch/symmetric_memory_hooks.h"
 
 namespace opreg {
 namespace {
@@ -82,6 +83,16 @@ PlannedExecutor::CachedPlan& PlannedExecutor::PlanForInputs(const std::vector<Te
     if (g.kind == StorageKind::kArena) device = plan.values[g.root.id].spec.device;
   }
   cached->slots.resize(plan.values.size());
+  // Symmetric outs: allocated now, once per plan, from their group's heap (every rank plans the
+  // same graph in the same order, so these collective allocations line up).
+  for (const StorageGroup& g : plan.groups) {
+    if (g.kind != StorageKind::kSymmetric) continue;
+    const TensorSpec& spec = plan.values[g.root.id].spec;
+    const ValueInfo& info = plan.values[g.root.id];
+    const OutVariantLink& link = plan.out_links[info.producer];
+    cached->slots[g.root.id] = EmptySymmetricOut(
+        link.out, link.out_argument_names[info.output_index], spec.sizes, spec.dtype, g.heap_group);
+  }
   if (plan.use_arena && plan.arena_bytes > 0) {
     cached->arena = empty({plan.arena_bytes}, DType::kUInt8, device);
     for (const StorageGroup& g : plan.groups) {
@@ -141,9 +152,17 @@ void PlannedExecutor::Replay(CachedPlan& cached, const std::vector<Tensor>& inpu
   }
   auto buffer_for = [&](Value v) -> Tensor {
     const StorageGroup& g = plan.groups[plan.group_of_value[v.id]];
-    if (g.kind == StorageKind::kArena) return cached.slots[v.id];
+    if (g.kind == StorageKind::kArena || g.kind == StorageKind::kSymmetric) {
+      return cached.slots[v.id];
+    }
     if (given[v.id] != nullptr) return *given[v.id];
     const TensorSpec& spec = plan.values[v.id].spec;
+    if (!g.heap_group.empty()) {  // a symmetric graph output: fresh from the heap each replay
+      const ValueInfo& info = plan.values[v.id];
+      const OutVariantLink& link = plan.out_links[info.producer];
+      return EmptySymmetricOut(link.out, link.out_argument_names[info.output_index], spec.sizes,
+                               spec.dtype, g.heap_group);
+    }
     return empty_strided(spec.sizes, spec.strides, spec.dtype, spec.device);
   };
 

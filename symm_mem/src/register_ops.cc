@@ -29,20 +29,27 @@ void FusedMeta(Tensor&, Tensor&, const Tensor&, double, std::string_view) {}
 
 OPREG_LIBRARY(symm_mem, m) {
   m.def("one_shot_all_reduce(Tensor input, str reduce_op, str group_name) -> Tensor");
-  m.def("one_shot_all_reduce_out(Tensor input, str reduce_op, str group_name, Tensor(a!) out) "
-        "-> Tensor(a!)");
+  m.def(
+      "one_shot_all_reduce_out(Tensor input, str reduce_op, str group_name, Tensor(a!) out) "
+      "-> Tensor(a!)");
   m.def("two_shot_all_reduce_(Tensor(a!) input, str reduce_op, str group_name) -> ()");
   m.def("all_gather_out(Tensor input, str group_name, Tensor(a!) out) -> Tensor(a!)");
-  m.def("reduce_scatter_out(Tensor input, str reduce_op, str group_name, Tensor(a!) out) "
-        "-> Tensor(a!)");
-  m.def("fused_all_reduce_add_rms_norm_(Tensor(a!) input, Tensor(b!) residual, Tensor weight, "
-        "float eps, str group_name) -> ()");
+  m.def(
+      "reduce_scatter_out(Tensor input, str reduce_op, str group_name, Tensor(a!) out) "
+      "-> Tensor(a!)");
+  m.def(
+      "fused_all_reduce_add_rms_norm_(Tensor(a!) input, Tensor(b!) residual, Tensor weight, "
+      "float eps, str group_name) -> ()");
   m.link_out_variant("one_shot_all_reduce", "one_shot_all_reduce_out", {"out"});
-  for (const char* op : {"one_shot_all_reduce", "one_shot_all_reduce_out", "two_shot_all_reduce_",
-                         "all_gather_out", "reduce_scatter_out",
-                         "fused_all_reduce_add_rms_norm_"}) {
+  for (const char* op :
+       {"one_shot_all_reduce", "one_shot_all_reduce_out", "two_shot_all_reduce_", "all_gather_out",
+        "reduce_scatter_out", "fused_all_reduce_add_rms_norm_"}) {
     m.register_symm_mem_args(op, {"input"});
   }
+  // The out may live in symmetric memory (PyTorch lists it too): when the runtime allocates it
+  // (functional -> out resolution, planned graphs), it comes from the group's heap.
+  m.register_symm_mem_args("one_shot_all_reduce_out", {"out"},
+                           ::opreg::SymmMemRequirement::kAccepted);
 }
 
 OPREG_LIBRARY_IMPL(symm_mem, CPU, m) {

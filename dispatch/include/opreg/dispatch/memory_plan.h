@@ -44,7 +44,15 @@ struct PlanOptions {
   VerifyMode verify = VerifyMode::kOff;
 };
 
-enum class StorageKind { kInput, kArena, kRuntime, kOutput };
+enum class StorageKind {
+  kInput,
+  kArena,
+  kRuntime,
+  kOutput,
+  // A registered symmetric-memory out (symmetric_memory_hooks.h): allocated from its group's
+  // symmetric heap when the plan is made (a collective step), kept with the plan.
+  kSymmetric,
+};
 
 // How a node runs when the graph is replayed.
 enum class NodeExecution {
@@ -59,6 +67,8 @@ struct StorageGroup {
   int32_t first = 0;    // step that creates it (inclusive)
   int32_t last = 0;     // last step that uses any alias of it (inclusive)
   int64_t offset = -1;  // arena offset, for kArena
+  // For symmetric-memory outs (kSymmetric, or kOutput): the group whose heap holds them.
+  std::string heap_group;
 };
 
 struct MemoryPlan {
