@@ -30,5 +30,5 @@ $PY -m pip install --quiet --no-build-isolation --no-deps .
 cd "$ROOT/tests"
 echo "== pytest tests/python"
 $PY -m pytest -q "$ROOT/tests/python" "$@"
-echo "== mypy stubtest opreg._C"
+echo "== mypy stubtest opreg._C (and its submodule stubs, opreg/_C/*.pyi)"
 $PY -m mypy.stubtest opreg._C

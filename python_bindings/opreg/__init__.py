@@ -5,7 +5,7 @@
     y = opreg.ops.opreg.rms_norm(x, np.ones(3, np.float32), 1e-6)   # NumPy in, opreg.Tensor out
     y.numpy()                                                          # zero-copy view
 
-See `opreg.Library`, `opreg.custom_op` and `opreg.graph`.
+See `opreg.Library`, `opreg.custom_op`, `opreg.graph` and `opreg.symm_mem`.
 """
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ from ._ops import ops
 from .custom_op import CustomOpDef, custom_op, infer_schema
 from .graph import Graph, graph
 from .library import Library
+from . import symm_mem
 
 __version__: str = _C.__version__
 
@@ -69,6 +70,7 @@ __all__ = [
     "ops",
     "schema",
     "static_registration_errors",
+    "symm_mem",
     "tensor",
     "zeros",
     "__version__",

@@ -38,6 +38,11 @@ py::object WrapProxy(Tensor t, int32_t value, uint64_t graph);
 PyTensor* AsPyTensor(py::handle obj);
 // True for objects with `__dlpack__` (NumPy arrays, torch tensors, ...) or DLPack capsules.
 bool IsDLPackProducer(py::handle obj);
+// Factory arguments as opreg.empty takes them: a dtype name or object (None: float32), a
+// device string (None: cpu), a shape (an int or a sequence of ints).
+DType ParseDTypeArg(py::handle obj);
+Device ParseDeviceArg(py::handle obj);
+std::vector<int64_t> ShapeArg(py::handle obj);
 // Imports a DLPack producer (or a "dltensor" capsule) without copying.
 Tensor TensorFromDLPack(py::handle obj);
 
@@ -99,6 +104,9 @@ Tensor CaptureTensor(GraphCapture* capture, py::handle obj);
 // During a capture: records a call whose arguments are bound in `stack` (meta tensors) and
 // returns the Python results (proxies).
 py::object CaptureCall(GraphCapture* capture, const OperatorHandle& op, Stack stack);
+
+// ---- symm_mem.cc (the `_symm_mem` submodule; present when opreg::symm_mem is built) ----
+void InitSymmMem(py::module_& m);
 
 // ---- introspection.cc / errors.cc ----
 void InitIntrospection(py::module_& m);

@@ -5,7 +5,7 @@ namespace py = pybind11;
 
 PYBIND11_MODULE(_C, m) {
   using namespace opreg::python;
-  m.doc() = "opreg's C++ core: tensors, DLPack, ops, libraries, graph capture";
+  m.doc() = "opreg's C++ core: tensors, DLPack, ops, libraries, graph capture, symmetric memory";
   m.attr("__version__") = OPREG_PY_VERSION;
   InitErrors(m);
   InitTensor(m);
@@ -13,6 +13,7 @@ PYBIND11_MODULE(_C, m) {
   InitLibrary(m);
   InitGraph(m);
   InitIntrospection(m);
+  InitSymmMem(m);
   // The metaclass of the classes above (named in _C.pyi, for type checkers).
   m.attr("_pybind11_type") = py::reinterpret_borrow<py::object>(
       reinterpret_cast<PyObject*>(Py_TYPE(m.attr("Tensor").ptr())));

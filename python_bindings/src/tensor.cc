@@ -1,8 +1,8 @@
 // opreg.Tensor: metadata, DLPack export/import (the capsule protocol), NumPy views, factories.
+#include <pybind11/numpy.h>
+
 #include <atomic>
 #include <sstream>
-
-#include <pybind11/numpy.h>
 
 #include "common.h"
 #include "opreg/core/dlpack.h"
@@ -46,8 +46,8 @@ void CapsuleDestructor(PyObject* capsule) {
 
 py::capsule ExportCapsule(const Tensor& t) {
   OPREG_CHECK_VALUE(t.defined(), "__dlpack__: the tensor is undefined");
-  OPREG_CHECK_VALUE(!t.is_meta(), "__dlpack__: meta tensors have no data to export (",
-                    t.ToString(), ")");
+  OPREG_CHECK_VALUE(!t.is_meta(), "__dlpack__: meta tensors have no data to export (", t.ToString(),
+                    ")");
   DLManagedTensor* inner = ToDLPack(t);
   auto* e = new CountedExport{};
   e->inner = inner;
@@ -85,6 +85,8 @@ Tensor ImportCapsule(py::handle capsule) {
 
 std::string DTypeStr(DType d) { return std::string(TorchDTypeName(d)); }
 
+}  // namespace
+
 DType ParseDTypeArg(py::handle obj) {
   if (obj.is_none()) return DType::kFloat32;
   std::string s = py::str(obj);  // "float32", "f32", "torch.float32", numpy dtypes
@@ -106,6 +108,8 @@ std::vector<int64_t> ShapeArg(py::handle obj) {
   return obj.cast<std::vector<int64_t>>();
 }
 
+namespace {
+
 py::tuple ToTuple(IntArrayRef v) {
   py::tuple t(v.size());
   for (size_t i = 0; i < v.size(); ++i) t[i] = py::int_(v[i]);
@@ -116,8 +120,10 @@ py::tuple ToTuple(IntArrayRef v) {
 // arrays imported through legacy DLPack read-only, so this goes through the array API.)
 py::object NumpyView(py::object self) {
   const Tensor& t = AsPyTensor(self)->tensor;
-  OPREG_CHECK_VALUE(t.is_cpu(), "numpy(): only CPU tensors can be viewed from NumPy (this one "
-                                "is on ", t.device().str(), ")");
+  OPREG_CHECK_VALUE(t.is_cpu(),
+                    "numpy(): only CPU tensors can be viewed from NumPy (this one "
+                    "is on ",
+                    t.device().str(), ")");
   const DType d = t.dtype();
   OPREG_CHECK_TYPE(d != DType::kBFloat16 && d != DType::kFloat8E4M3FN && d != DType::kFloat8E5M2,
                    "numpy(): NumPy has no dtype ", TorchDTypeName(d));
@@ -154,10 +160,10 @@ Tensor TensorFromDLPack(py::handle obj) {
   if (PyCapsule_CheckExact(obj.ptr())) return ImportCapsule(obj);
   py::object fn = py::getattr(obj, "__dlpack__", py::none());
   if (fn.is_none()) {
-    throw Error(ErrorKind::kType, StrCat("expected an opreg.Tensor or an object with __dlpack__ "
-                                         "(NumPy array, torch tensor), got ",
-                                         std::string(py::str(py::type::handle_of(obj).attr(
-                                             "__name__")))));
+    throw Error(ErrorKind::kType,
+                StrCat("expected an opreg.Tensor or an object with __dlpack__ "
+                       "(NumPy array, torch tensor), got ",
+                       std::string(py::str(py::type::handle_of(obj).attr("__name__")))));
   }
   py::object capsule = fn();
   return ImportCapsule(capsule);
@@ -182,17 +188,16 @@ void InitTensor(py::module_& m) {
       .def_property_readonly("is_proxy", [](const PyTensor& self) { return self.value >= 0; })
       .def("numel", [](const PyTensor& self) { return self.tensor.numel(); })
       .def("dim", [](const PyTensor& self) { return self.tensor.dim(); })
-      .def("size",
-           [](const PyTensor& self, py::object dim) -> py::object {
-             if (dim.is_none()) return ToTuple(self.tensor.sizes());
-             return py::int_(self.tensor.size(dim.cast<int64_t>()));
-           },
-           py::arg("dim") = py::none())
+      .def(
+          "size",
+          [](const PyTensor& self, py::object dim) -> py::object {
+            if (dim.is_none()) return ToTuple(self.tensor.sizes());
+            return py::int_(self.tensor.size(dim.cast<int64_t>()));
+          },
+          py::arg("dim") = py::none())
       .def("is_contiguous", [](const PyTensor& self) { return self.tensor.is_contiguous(); })
       .def("data_ptr",
-           [](const PyTensor& self) {
-             return reinterpret_cast<uintptr_t>(self.tensor.data_ptr());
-           })
+           [](const PyTensor& self) { return reinterpret_cast<uintptr_t>(self.tensor.data_ptr()); })
       .def("_is_alias_of",
            [](const PyTensor& self, const PyTensor& other) {
              return self.tensor.is_alias_of(other.tensor);
@@ -200,8 +205,7 @@ void InitTensor(py::module_& m) {
       .def("_storage_use_count",
            [](const PyTensor& self) { return self.tensor.storage().use_count(); })
       .def("clone", [](const PyTensor& self) { return WrapTensor(self.tensor.clone()); })
-      .def("contiguous",
-           [](const PyTensor& self) { return WrapTensor(self.tensor.contiguous()); })
+      .def("contiguous", [](const PyTensor& self) { return WrapTensor(self.tensor.contiguous()); })
       .def("view",
            [](const PyTensor& self, py::args shape) {
              std::vector<int64_t> s = shape.size() == 1 && !PyLong_Check(shape[0].ptr())
@@ -220,22 +224,21 @@ void InitTensor(py::module_& m) {
            [](const PyTensor& self, int64_t dim, int64_t start, int64_t length) {
              return WrapTensor(self.tensor.narrow(dim, start, length));
            })
-      .def("select",
-           [](const PyTensor& self, int64_t dim, int64_t index) {
-             return WrapTensor(self.tensor.select(dim, index));
-           })
+      .def("select", [](const PyTensor& self, int64_t dim,
+                        int64_t index) { return WrapTensor(self.tensor.select(dim, index)); })
       .def("copy_",
            [](py::object self, py::handle src) {
              AsPyTensor(self)->tensor.copy_(ToTensor(src));
              return self;
            })
       .def("item", [](const PyTensor& self) { return self.tensor.item(); })
-      .def("new_empty",
-           [](const PyTensor& self, py::object shape, py::object dtype) {
-             DType d = dtype.is_none() ? self.tensor.dtype() : ParseDTypeArg(dtype);
-             return WrapTensor(empty(ShapeArg(shape), d, self.tensor.device()));
-           },
-           py::arg("shape"), py::arg("dtype") = py::none())
+      .def(
+          "new_empty",
+          [](const PyTensor& self, py::object shape, py::object dtype) {
+            DType d = dtype.is_none() ? self.tensor.dtype() : ParseDTypeArg(dtype);
+            return WrapTensor(empty(ShapeArg(shape), d, self.tensor.device()));
+          },
+          py::arg("shape"), py::arg("dtype") = py::none())
       .def(
           "__dlpack__",
           [](const PyTensor& self, py::object stream, py::object max_version, py::object dl_device,
@@ -251,8 +254,9 @@ void InitTensor(py::module_& m) {
       .def("__dlpack_device__",
            [](const PyTensor& self) {
              const Device d = self.tensor.device();
-             OPREG_CHECK_VALUE(!d.is_meta(), "__dlpack_device__: meta tensors have no device "
-                                             "memory");
+             OPREG_CHECK_VALUE(!d.is_meta(),
+                               "__dlpack_device__: meta tensors have no device "
+                               "memory");
              int type = d.is_cuda() ? static_cast<int>(kDLCUDA) : static_cast<int>(kDLCPU);
              int index = d.is_cuda() ? std::max<int>(d.index, 0) : 0;
              return py::make_tuple(type, index);
@@ -348,10 +352,12 @@ void InitTensor(py::module_& m) {
   m.def(
       "empty_like", [](const PyTensor& like) { return WrapTensor(empty_like(like.tensor)); },
       py::arg("like"));
-  m.def("_dlpack_live_exports", []() { return g_live_exports.load(); },
-        "Exported DLPack capsules whose deleter has not run yet (test hook).");
-  m.def("_dlpack_deleter_calls", []() { return g_export_deleter_calls.load(); },
-        "Deleter calls of exported DLPack tensors so far (test hook).");
+  m.def(
+      "_dlpack_live_exports", []() { return g_live_exports.load(); },
+      "Exported DLPack capsules whose deleter has not run yet (test hook).");
+  m.def(
+      "_dlpack_deleter_calls", []() { return g_export_deleter_calls.load(); },
+      "Deleter calls of exported DLPack tensors so far (test hook).");
 }
 
 }  // namespace opreg::python

@@ -14,15 +14,22 @@ def test_version_and_introspection():
     assert opreg.static_registration_errors() == []
 
 
-def test_no_symm_mem_placeholder():
-    assert not hasattr(opreg, "symm_mem")
+def test_symm_mem_submodule():
+    import opreg.symm_mem as sm
+
+    assert opreg.symm_mem is sm
+    assert sm.FileStore is opreg._C._symm_mem.FileStore
+    assert "symm_mem::one_shot_all_reduce" in opreg.list_ops()
 
 
 def test_py_typed_marker_and_stub_present():
     import importlib.resources as r
 
     files = {p.name for p in r.files("opreg").iterdir()}
-    assert "py.typed" in files and "_C.pyi" in files
+    assert "py.typed" in files
+    # Stubs of the extension and its submodules (a stub package beside _C*.so, as torch does).
+    stubs = {p.name for p in r.files("opreg").joinpath("_C").iterdir()}
+    assert {"__init__.pyi", "_symm_mem.pyi"} <= stubs
 
 
 def test_clean_interpreter_exit_with_live_library():
