@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job: builds opreg and runs the end-to-end demo. For now that is the schema check of
-# the whole ATen corpus through the `opreg schema` CLI: every schema must print exactly as
-# PyTorch prints it.
+# The main job: builds opreg and runs the end-to-end demo:
+#   1. the schema check of the whole ATen corpus through `opreg schema` (every schema must print
+#      exactly as PyTorch prints it);
+#   2. examples/demo: a transformer MLP block of built-in ops run eagerly and as a captured graph
+#      replayed on planned memory, and a symmetric-memory all-reduce between two processes.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 bash "$OPREG_ROOT/scripts/install_deps.sh"
@@ -30,3 +32,4 @@ rm -f "$out.diff"
 [[ $status -eq 0 ]]
 echo "example: echo 'mylib::f(Tensor! x, float eps=1e-6, *, int[2] k=1) -> ()' | opreg schema"
 echo "mylib::f(Tensor! x, float eps=1e-6, *, int[2] k=1) -> ()" | "$build/cli/opreg" schema
+"$build/examples/demo/opreg_demo"

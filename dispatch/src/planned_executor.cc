@@ -128,14 +128,6 @@ void PlannedExecutor::Replay(CachedPlan& cached, const std::vector<Tensor>& inpu
   const bool guards = verify && plan.guard_bytes > 0 && cached.arena.defined() &&
                       cached.arena.device().type == DeviceType::kCPU;
   uint8_t* arena = guards ? static_cast<uint8_t*>(cached.arena.data_ptr()) : nullptr;
-  if (guards) {
-    for (const StorageGroup& g : plan.groups) {
-      if (g.kind == StorageKind::kArena) {
-        std::memset(arena + g.offset + g.bytes, kGuardByte, plan.guard_bytes);
-      }
-    }
-  }
-
   std::vector<Tensor> vals(plan.values.size());
   for (size_t i = 0; i < inputs.size(); ++i) vals[graph_.inputs()[i].id] = inputs[i];
   // Where each graph output must be written, when the caller gave buffers.
@@ -168,6 +160,16 @@ void PlannedExecutor::Replay(CachedPlan& cached, const std::vector<Tensor>& inpu
 
   for (size_t s = 0; s < nodes.size(); ++s) {
     const GraphNode& node = nodes[s];
+    // Arm the guard bytes after the slots this step writes, right before it runs: until now
+    // that memory may have belonged to slots that died earlier.
+    if (guards) {
+      for (Value v : node.outputs) {
+        const StorageGroup& g = plan.groups[plan.group_of_value[v.id]];
+        if (g.kind == StorageKind::kArena) {
+          std::memset(arena + g.offset + g.bytes, kGuardByte, plan.guard_bytes);
+        }
+      }
+    }
     {  // Everything that holds tensors for the call dies before the lifetime checks below.
       Stack stack;
       stack.reserve(node.args.size());

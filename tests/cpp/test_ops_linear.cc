@@ -112,6 +112,11 @@ TEST_CASE("a captured rms_norm -> linear -> silu_and_mul -> linear block replays
         ops::silu_and_mul(ops::linear(ops::rms_norm(x2, norm_w, 1e-5), w_up)), w_down, b_down);
     CHECK(Values(exec.Run({x2, norm_w, w_up, w_down, b_down})[0]) == Values(eager2));
     CHECK(Values(x) == Values(Rand({5, hidden}, dt, 1)));  // inputs untouched
+    // The verifier (guard bytes after every slot, lifetimes, aliasing) finds nothing wrong: the
+    // real kernels stay inside their slots.
+    opreg::PlannedExecutor verified(exec.graph(), {64, opreg::VerifyMode::kAssert});
+    CHECK(Values(verified.Run(inputs)[0]) == Values(eager));
+    CHECK(verified.TakeVerifierFindings().empty());
   }
 }
 
