@@ -1,6 +1,7 @@
 #include "opreg/dispatch/planned_executor.h"
 
 #include <cstring>
+#include <optional>
 
 #include "opreg/core/error.h"
 #include "opreg/core/logging.h"
@@ -39,6 +40,8 @@ struct PlannedExecutor::CachedPlan {
   Tensor arena;                             // uint8, one allocation per plan
   std::vector<Tensor> slots;                // per value id: its arena slot (undefined for others)
   std::vector<std::vector<Value>> members;  // per group: its values
+  // Per node: the out variant it runs through (looked up once per plan, not per replay).
+  std::vector<std::optional<OperatorHandle>> out_ops;
 };
 
 PlannedExecutor::PlannedExecutor(Graph graph, PlanOptions options)
@@ -81,6 +84,12 @@ PlannedExecutor::CachedPlan& PlannedExecutor::PlanForInputs(const std::vector<Te
   Device device = Device::cpu();
   for (const StorageGroup& g : plan.groups) {
     if (g.kind == StorageKind::kArena) device = plan.values[g.root.id].spec.device;
+  }
+  cached->out_ops.resize(plan.execution.size());
+  for (size_t s = 0; s < plan.execution.size(); ++s) {
+    if (plan.execution[s] == NodeExecution::kOutVariant) {
+      cached->out_ops[s] = Dispatcher::Get().FindOpOrThrow(plan.out_links[s].out.str());
+    }
   }
   cached->slots.resize(plan.values.size());
   // Symmetric outs: allocated now, once per plan, from their group's heap (every rank plans the
@@ -194,7 +203,7 @@ void PlannedExecutor::Replay(CachedPlan& cached, const std::vector<Tensor>& inpu
         const OutVariantLink& link = plan.out_links[s];
         std::vector<Tensor> outs;
         for (Value v : node.outputs) outs.push_back(buffer_for(v));
-        const OperatorHandle out_op = Dispatcher::Get().FindOpOrThrow(link.out.str());
+        const OperatorHandle& out_op = *cached.out_ops[s];
         Stack out_stack = BuildOutVariantStack(link, out_op.schema(), std::move(stack), outs);
         out_op.CallBoxed(&out_stack);
         CheckOutVariantResults(out_op, link, out_stack, outs);
