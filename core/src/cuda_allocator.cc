@@ -1,6 +1,9 @@
 // The CUDA allocator (builds with OPREG_BUILD_CUDA=ON): stream-ordered cudaMallocAsync /
-// cudaFreeAsync from each device's default memory pool, which does the caching. Host runtime
-// code only (no kernels), so this is a .cc file linked against CUDA::cudart.
+// cudaFreeAsync from each device's default memory pool, which does the caching. Blocks are
+// allocated on the thread's current stream (cuda_stream.h) and freed on that same stream, so the
+// pool reuses a block only after the work queued there before the free (PyTorch's rule: a tensor
+// used on another stream must be kept alive by the caller until that stream is done). Host
+// runtime code only (no kernels), so this is a .cc file linked against CUDA::cudart.
 #include <cuda_runtime_api.h>
 
 #include <array>
@@ -10,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "allocator_internal.h"
 #include "opreg/core/allocator.h"
+#include "opreg/core/cuda_stream.h"
 #include "opreg/core/error.h"
 
 namespace opreg {
@@ -53,6 +57,7 @@ class DeviceGuard {
 struct CudaBlock {
   void* ptr;
   int device;
+  cudaStream_t stream;  // the stream it was allocated on
 };
 
 void FreeCudaBlock(void* context) {
@@ -60,7 +65,7 @@ void FreeCudaBlock(void* context) {
   DeviceGuard guard(block->device);
   // Errors here cannot be reported (deleters must not throw); during process teardown the
   // driver may already be gone, which is harmless.
-  if (cudaFreeAsync(block->ptr, /*stream=*/nullptr) != cudaSuccess) (void)cudaGetLastError();
+  if (cudaFreeAsync(block->ptr, block->stream) != cudaSuccess) (void)cudaGetLastError();
 }
 
 class CudaAllocatorImpl final : public Allocator {
@@ -72,18 +77,17 @@ class CudaAllocatorImpl final : public Allocator {
     if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, device);
     DeviceGuard guard(device_);
     void* ptr = nullptr;
-    // Stream 0 until streams are modelled; the pool makes this cheap after warm-up.
-    OPREG_CUDA_CHECK_(cudaMallocAsync(&ptr, nbytes, /*stream=*/nullptr),
+    // The pool makes this cheap after warm-up.
+    auto stream = static_cast<cudaStream_t>(CurrentCudaStream(device_));
+    OPREG_CUDA_CHECK_(cudaMallocAsync(&ptr, nbytes, stream),
                       StrCat("cudaMallocAsync(", nbytes, " bytes) on cuda:", device_));
-    return DataPtr(ptr, new CudaBlock{ptr, device_}, &FreeCudaBlock, device);
+    return DataPtr(ptr, new CudaBlock{ptr, device_, stream}, &FreeCudaBlock, device);
   }
   Device device() const override { return Device::cuda(device_); }
 
  private:
   int device_;
 };
-
-constexpr int kMaxCudaDevices = 64;
 
 }  // namespace
 
@@ -98,10 +102,17 @@ int CudaDeviceCount() {
 
 bool CudaAvailable() { return CudaDeviceCount() > 0; }
 
-void CudaMemcpy(void* dst, const void* src, size_t nbytes) {
+void CudaMemcpy(void* dst, const void* src, size_t nbytes, int device) {
   if (nbytes == 0) return;
-  OPREG_CUDA_CHECK_(cudaMemcpy(dst, src, nbytes, cudaMemcpyDefault),
-                    StrCat("cudaMemcpy(", nbytes, " bytes)"));
+  if (device < 0) OPREG_CUDA_CHECK_(cudaGetDevice(&device), "cudaGetDevice");
+  DeviceGuard guard(device);
+  // Ordered after the work queued on the current stream (which may be a non-blocking stream
+  // that a plain cudaMemcpy, on the legacy stream, would not wait for), then waited for.
+  auto stream = static_cast<cudaStream_t>(CurrentCudaStream(device));
+  OPREG_CUDA_CHECK_(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDefault, stream),
+                    StrCat("cudaMemcpyAsync(", nbytes, " bytes) on cuda:", device));
+  OPREG_CUDA_CHECK_(cudaStreamSynchronize(stream),
+                    StrCat("cudaStreamSynchronize after a copy on cuda:", device));
 }
 
 namespace internal {

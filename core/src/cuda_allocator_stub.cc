@@ -10,7 +10,7 @@ int CudaDeviceCount() { return 0; }
 
 bool CudaAvailable() { return false; }
 
-void CudaMemcpy(void* /*dst*/, const void* /*src*/, size_t /*nbytes*/) {
+void CudaMemcpy(void* /*dst*/, const void* /*src*/, size_t /*nbytes*/, int /*device*/) {
   OPREG_THROW(kNotImplemented, "CudaMemcpy(): opreg was built without CUDA (OPREG_BUILD_CUDA=OFF)");
 }
 

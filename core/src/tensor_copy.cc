@@ -120,7 +120,7 @@ const Tensor& Tensor::copy_(const Tensor& src) const {
       DTypeName(dtype()), is_contiguous() ? " contiguous" : " non-contiguous", ", source ",
       DTypeName(src.dtype()), src.is_contiguous() ? " contiguous" : " non-contiguous",
       "); convert on one device first");
-  CudaMemcpy(data_ptr(), src.data_ptr(), nbytes());
+  CudaMemcpy(data_ptr(), src.data_ptr(), nbytes(), dd.is_cuda() ? dd.index : sd.index);
   return *this;
 }
 

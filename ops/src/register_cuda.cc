@@ -4,9 +4,10 @@
 //
 // Each wrapper validates the call exactly as the CPU registrations do (meta_functions.h: inputs,
 // outs, devices, aliasing, with the op's own name in messages), makes the tensors' device
-// current for the launch, and calls the launcher of kernels/cuda on stream 0 (the stream the
-// CUDA allocator orders its frees on). Nothing synchronizes: results are ordered on stream 0 like
-// every other CUDA operation of opreg (copy_ to the host synchronizes).
+// current for the launch, and calls the launcher of kernels/cuda on the calling thread's current
+// stream of that device (opreg/core/cuda_stream.h; the legacy default stream unless the caller
+// set one), the stream the CUDA allocator also allocates outputs on. Nothing synchronizes:
+// results are ordered on that stream (copy_ to the host synchronizes it).
 //
 // Layouts: add and mul read inputs of any strides (the broadcast kernel); every other CUDA
 // kernel needs contiguous inputs and refuses strided ones with kValue ("the CUDA kernel needs a
@@ -17,6 +18,7 @@
 #include <optional>
 #include <tuple>
 
+#include "opreg/core/cuda_stream.h"
 #include "opreg/dispatch/library.h"
 #include "opreg/kernels/cuda/add.h"
 #include "opreg/kernels/cuda/fused_add_rms_norm.h"
@@ -40,6 +42,17 @@ namespace k = ::opreg::kernels::cuda;
 // CUDA tensor, else "some CUDA device" (the checks then report `t`'s device as wrong).
 Device CudaDeviceOf(const Tensor& t) {
   return t.defined() && t.is_cuda() ? t.device() : Device::cuda(-1);
+}
+
+// The calling thread's current stream for `device` (cuda_stream.h): launches go there, with no
+// synchronization, as PyTorch's ops do on getCurrentCUDAStream().
+cudaStream_t StreamOf(Device device) {
+  int index = device.index;
+  if (index < 0 && cudaGetDevice(&index) != cudaSuccess) {
+    (void)cudaGetLastError();
+    index = 0;
+  }
+  return static_cast<cudaStream_t>(CurrentCudaStream(index));
 }
 
 // Makes `device` current for a scope (launches and cuBLAS go to the current device).
@@ -68,7 +81,7 @@ Tensor& AddOut(const Tensor& self, const Tensor& other, const Scalar& alpha, Ten
   const Device dev = CudaDeviceOf(self);
   CheckAddOut("opreg::add.out", self, other, alpha, out, dev);
   CurrentDevice guard(dev);
-  k::AddOut(self, other, alpha.toDouble(), out);
+  k::AddOut(self, other, alpha.toDouble(), out, StreamOf(dev));
   return out;
 }
 
@@ -76,7 +89,7 @@ Tensor& MulOut(const Tensor& self, const Tensor& other, Tensor& out) {
   const Device dev = CudaDeviceOf(self);
   CheckMulOut("opreg::mul.out", self, other, out, dev);
   CurrentDevice guard(dev);
-  k::MulOut(self, other, out);
+  k::MulOut(self, other, out, StreamOf(dev));
   return out;
 }
 
@@ -85,7 +98,7 @@ std::tuple<Tensor&, Tensor&> SplitAddOut(const Tensor& x, const Tensor& y, Tenso
   const Device dev = CudaDeviceOf(x);
   CheckSplitAddOut("opreg::split_add.out", x, y, out0, out1, dev);
   CurrentDevice guard(dev);
-  k::SplitAddOut(x, y, out0, out1);
+  k::SplitAddOut(x, y, out0, out1, StreamOf(dev));
   return {out0, out1};
 }
 
@@ -93,7 +106,7 @@ Tensor& RmsNormOut(const Tensor& input, const Tensor& weight, double eps, Tensor
   const Device dev = CudaDeviceOf(input);
   CheckRmsNormOut("opreg::rms_norm.out", input, weight, eps, out, dev);
   CurrentDevice guard(dev);
-  k::RmsNormOut(input, weight, eps, out);
+  k::RmsNormOut(input, weight, eps, out, StreamOf(dev));
   return out;
 }
 
@@ -101,14 +114,14 @@ void FusedAddRmsNorm(Tensor& input, Tensor& residual, const Tensor& weight, doub
   const Device dev = CudaDeviceOf(input);
   CheckFusedAddRmsNormOn("opreg::fused_add_rms_norm_", input, residual, weight, eps, dev);
   CurrentDevice guard(dev);
-  k::FusedAddRmsNormInplace(input, residual, weight, eps);
+  k::FusedAddRmsNormInplace(input, residual, weight, eps, StreamOf(dev));
 }
 
 Tensor& SiluAndMulOut(const Tensor& x, Tensor& out) {
   const Device dev = CudaDeviceOf(x);
   CheckSiluAndMulOut("opreg::silu_and_mul.out", x, out, dev);
   CurrentDevice guard(dev);
-  k::SiluAndMulOut(x, out);
+  k::SiluAndMulOut(x, out, StreamOf(dev));
   return out;
 }
 
@@ -117,7 +130,7 @@ std::tuple<Tensor&, Tensor&> PerTokenQuantOut(const Tensor& x, DType dtype, Tens
   const Device dev = CudaDeviceOf(x);
   CheckPerTokenQuantOut("opreg::per_token_quant.out", x, dtype, q, scale, dev);
   CurrentDevice guard(dev);
-  k::PerTokenQuantOut(x, q, scale);
+  k::PerTokenQuantOut(x, q, scale, StreamOf(dev));
   return {q, scale};
 }
 
@@ -126,7 +139,8 @@ std::tuple<Tensor&, Tensor&> TopkOut(const Tensor& x, int64_t kk, int64_t dim, b
   const Device dev = CudaDeviceOf(x);
   CheckTopkOut("opreg::topk.out", x, kk, dim, largest, values, indices, dev);
   CurrentDevice guard(dev);
-  k::TopkOut(x, kk, WrapDim("opreg::topk.out", "dim", 2, dim, x.dim()), largest, values, indices);
+  k::TopkOut(x, kk, WrapDim("opreg::topk.out", "dim", 2, dim, x.dim()), largest, values, indices,
+             StreamOf(dev));
   return {values, indices};
 }
 
@@ -134,7 +148,7 @@ Tensor& SoftmaxOut(const Tensor& x, int64_t dim, Tensor& out) {
   const Device dev = CudaDeviceOf(x);
   CheckSoftmaxOut("opreg::softmax.out", x, dim, out, dev);
   CurrentDevice guard(dev);
-  k::SoftmaxOut(x, WrapDim("opreg::softmax.out", "dim", 1, dim, x.dim()), out);
+  k::SoftmaxOut(x, WrapDim("opreg::softmax.out", "dim", 1, dim, x.dim()), out, StreamOf(dev));
   return out;
 }
 
@@ -143,7 +157,7 @@ Tensor& LinearOut(const Tensor& x, const Tensor& weight, const std::optional<Ten
   const Device dev = CudaDeviceOf(x);
   CheckLinearOut("opreg::linear.out", x, weight, bias, out, dev);
   CurrentDevice guard(dev);
-  k::LinearOut(x, weight, bias, out);
+  k::LinearOut(x, weight, bias, out, StreamOf(dev));
   return out;
 }
 

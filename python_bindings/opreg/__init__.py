@@ -32,7 +32,7 @@ from ._ops import ops
 from .custom_op import CustomOpDef, custom_op, infer_schema
 from .graph import Graph, graph
 from .library import Library
-from . import symm_mem
+from . import cuda, symm_mem
 
 __version__: str = _C.__version__
 
@@ -57,6 +57,7 @@ __all__ = [
     "OpPacket",
     "Tensor",
     "arange",
+    "cuda",
     "custom_op",
     "dump_op",
     "empty",

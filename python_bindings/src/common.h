@@ -111,6 +111,10 @@ void InitSymmMem(py::module_& m);
 // ---- introspection.cc / errors.cc ----
 void InitIntrospection(py::module_& m);
 void InitErrors(py::module_& m);
+
+// ---- cuda.cc: device count and the current-stream setting (_cuda_*) ----
+void InitCuda(py::module_& m);
+
 // Throws opreg::Error for a non-OK status (translated like every opreg::Error).
 void CheckStatus(const absl::Status& status);
 

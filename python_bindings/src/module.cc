@@ -14,6 +14,7 @@ PYBIND11_MODULE(_C, m) {
   InitGraph(m);
   InitIntrospection(m);
   InitSymmMem(m);
+  InitCuda(m);
   // The metaclass of the classes above (named in _C.pyi, for type checkers).
   m.attr("_pybind11_type") = py::reinterpret_borrow<py::object>(
       reinterpret_cast<PyObject*>(Py_TYPE(m.attr("Tensor").ptr())));

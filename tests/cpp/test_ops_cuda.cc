@@ -7,17 +7,21 @@
 // GPU: any error from cudaGetDeviceCount) each test WARNs "SKIPPED: no CUDA device (<reason>)"
 // and returns, so the suite passes on machines without a GPU.
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
 #include "opreg/core/allocator.h"
+#include "opreg/core/cuda_stream.h"
 #include "opreg/core/error.h"
 #include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/dispatcher.h"
@@ -443,3 +447,51 @@ TEST_CASE("cuda kernels refuse what they cannot handle, naming the argument", "[
 }
 
 }  // namespace
+
+// ---- Streams ---------------------------------------------------------------------------------
+
+#if defined(OPREG_TEST_HAVE_CUDA)
+TEST_CASE("cuda ops launch on the caller's current stream, without synchronizing", "[cuda]") {
+  SKIP_WITHOUT_CUDA();
+  cudaStream_t stream = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+  cudaEvent_t done = nullptr;
+  REQUIRE(cudaEventCreate(&done) == cudaSuccess);
+  auto fn_op = Op<Tensor(const Tensor&, const Tensor&, double)>("opreg::rms_norm");
+  Tensor x = Rand({64, 4096}, DType::kFloat32, 40);
+  Tensor w = Rand({4096}, DType::kFloat32, 41, 0.5f, 1.5f);
+  Tensor gx = Cuda(x), gw = Cuda(w);
+  {
+    opreg::CudaStreamGuard guard(0, stream);
+    REQUIRE(opreg::CurrentCudaStream(0) == stream);
+    // Hold `stream` with a host function that waits for `release`: the op must still return
+    // (it only queues work there), and its work must not be done until the stream moves on.
+    // The watchdog releases the stream after 20 s so a regression fails instead of hanging.
+    std::atomic<bool> release{false};
+    REQUIRE(cudaLaunchHostFunc(
+                stream,
+                [](void* flag) {
+                  while (!static_cast<std::atomic<bool>*>(flag)->load()) std::this_thread::yield();
+                },
+                &release) == cudaSuccess);
+    std::thread watchdog([&release] {
+      for (int i = 0; i < 2000 && !release.load(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      release = true;
+    });
+    Tensor gy = fn_op.call(gx, gw, 1e-6);
+    REQUIRE(cudaEventRecord(done, stream) == cudaSuccess);
+    const bool queued_behind_hold = !release.load() && cudaEventQuery(done) == cudaErrorNotReady;
+    release = true;
+    watchdog.join();
+    CHECK(queued_behind_hold);
+    // copy_ under the guard is ordered on `stream` too (and synchronizes it).
+    CheckClose(gy, fn_op.call(x, w, 1e-6), Tol(DType::kFloat32) * 2);
+  }
+  CHECK(opreg::CurrentCudaStream(0) == nullptr);
+  REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+  cudaEventDestroy(done);
+  cudaStreamDestroy(stream);
+}
+#endif

@@ -4,8 +4,8 @@
 // FromDLPack) and are held by a DataPtr, which knows how to free them. The allocators here:
 //   - CPU: 64-byte aligned host memory, with process-wide counters (GetCpuAllocatorStats) so
 //     tests can assert that a planned replay makes no allocator calls.
-//   - CUDA: stream-ordered cudaMallocAsync / cudaFreeAsync on the default stream (the driver's
-//     pool does the caching). Only in builds with OPREG_BUILD_CUDA=ON; otherwise every CUDA entry
+//   - CUDA: stream-ordered cudaMallocAsync / cudaFreeAsync on the thread's current stream
+//     (cuda_stream.h; the driver's pool does the caching). Only in builds with OPREG_BUILD_CUDA=ON; otherwise every CUDA entry
 //     point reports "opreg was built without CUDA (OPREG_BUILD_CUDA=OFF)".
 //   - Meta: no memory at all; data pointers are null.
 //
@@ -87,8 +87,10 @@ inline constexpr size_t kCpuAlignment = 64;
 int CudaDeviceCount();
 // CudaDeviceCount() > 0.
 bool CudaAvailable();
-// Copies `nbytes` between any two of host / CUDA memory (cudaMemcpy with cudaMemcpyDefault,
-// synchronous). Throws opreg::Error on CUDA errors, kNotImplemented in builds without CUDA.
-void CudaMemcpy(void* dst, const void* src, size_t nbytes);
+// Copies `nbytes` between any two of host / CUDA memory: cudaMemcpyAsync (cudaMemcpyDefault) on
+// the current stream of CUDA device `device` (the device of the CUDA side), then synchronizes
+// that stream, so the copy sees all work queued there. Throws opreg::Error on CUDA errors,
+// kNotImplemented in builds without CUDA.
+void CudaMemcpy(void* dst, const void* src, size_t nbytes, int device);
 
 }  // namespace opreg
