@@ -20,6 +20,10 @@ echo "== benchmark smoke run (figures are not asserted)"
 "$OPREG_ROOT/build/release/benchmarks/bench_dispatch" --benchmark_min_time=0.01
 "$OPREG_ROOT/build/release/benchmarks/bench_planner" --runs 1
 "$OPREG_ROOT/build/release/benchmarks/bench_kernels" --sizes-mib 1 --min-time-s 0.01 --no-linear
+# Two MPI ranks (OpenMPI's shared-memory transport; root is allowed in CI containers).
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 \
+  --mca btl self,vader "$OPREG_ROOT/build/release/benchmarks/bench_symm_mem" \
+  --max-bytes 65536 --iters 20
 
 echo "== end-to-end corpus check"
 bash "$OPREG_ROOT/scripts/demo.sh"

@@ -86,7 +86,7 @@ KernelFunction MakeOutResolutionKernel(const OperatorEntry* functional, const Op
           const Tensor& meta = specs[k].toTensor();
           if (group && IsSymmetricArgument(link.out, link.out_argument_names[k])) {
             outs.push_back(EmptySymmetricOut(link.out, link.out_argument_names[k], meta.sizes(),
-                                             meta.dtype(), group));
+                                             meta.dtype(), device, group));
           } else {
             outs.push_back(empty_strided(meta.sizes(), meta.strides(), meta.dtype(), device));
           }

@@ -99,8 +99,9 @@ PlannedExecutor::CachedPlan& PlannedExecutor::PlanForInputs(const std::vector<Te
     const TensorSpec& spec = plan.values[g.root.id].spec;
     const ValueInfo& info = plan.values[g.root.id];
     const OutVariantLink& link = plan.out_links[info.producer];
-    cached->slots[g.root.id] = EmptySymmetricOut(
-        link.out, link.out_argument_names[info.output_index], spec.sizes, spec.dtype, g.heap_group);
+    cached->slots[g.root.id] =
+        EmptySymmetricOut(link.out, link.out_argument_names[info.output_index], spec.sizes,
+                          spec.dtype, spec.device, g.heap_group);
   }
   if (plan.use_arena && plan.arena_bytes > 0) {
     cached->arena = empty({plan.arena_bytes}, DType::kUInt8, device);
@@ -162,7 +163,7 @@ void PlannedExecutor::Replay(CachedPlan& cached, const std::vector<Tensor>& inpu
       const ValueInfo& info = plan.values[v.id];
       const OutVariantLink& link = plan.out_links[info.producer];
       return EmptySymmetricOut(link.out, link.out_argument_names[info.output_index], spec.sizes,
-                               spec.dtype, g.heap_group);
+                               spec.dtype, spec.device, g.heap_group);
     }
     return empty_strided(spec.sizes, spec.strides, spec.dtype, spec.device);
   };

@@ -1,23 +1,20 @@
-// Group: registry, bootstrap (memfd per rank, fds exchanged with SCM_RIGHTS over abstract Unix
-// datagram sockets, every heap mapped by every rank), the deterministic first-fit heap
+// Group: registry, bootstrap (memfd per rank, fds exchanged with SCM_RIGHTS by fd_exchange.h,
+// every heap mapped by every rank), the deterministic first-fit heap
 // allocator with the drift check, and teardown of the store keys.
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
-#include <random>
 #include <set>
 #include <thread>
 
 #include "opreg/core/error.h"
 #include "opreg/core/logging.h"
+#include "opreg/symm_mem/fd_exchange.h"
 #include "opreg/symm_mem/symmetric_memory.h"
 
 namespace opreg::symm_mem {
@@ -41,16 +38,6 @@ std::set<Group*>& LiveGroups() {  // guarded by RegistryMu()
   return *s;
 }
 
-sockaddr_un AbstractAddr(const std::string& name, socklen_t* len) {
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  const size_t n = std::min(name.size(), sizeof(a.sun_path) - 1);
-  a.sun_path[0] = '\0';
-  std::memcpy(a.sun_path + 1, name.data(), n);
-  *len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
-  return a;
-}
-
 struct FdCloser {
   std::vector<int>* fds;
   ~FdCloser() {
@@ -70,8 +57,8 @@ Group::Group(std::string name, int rank, int world, std::shared_ptr<Store> store
       store_(std::move(store)),
       options_(options),
       bases_(static_cast<size_t>(world), nullptr) {
-  pad_bytes_ = RoundUp(static_cast<size_t>(options_.max_channels) * world * sizeof(uint32_t),
-                       kAlign);
+  pad_bytes_ =
+      RoundUp(static_cast<size_t>(options_.max_channels) * world * sizeof(uint32_t), kAlign);
   options_.heap_bytes = RoundUp(options_.heap_bytes, 4096);
   free_[0] = options_.heap_bytes;
 }
@@ -110,7 +97,6 @@ std::shared_ptr<Group> Group::Create(std::string name, int rank, int world,
 }
 
 void Group::Bootstrap() {
-  const auto deadline = Clock::now() + options_.timeout;
   const std::string who = StrCat("group '", name_, "' rank ", rank_);
   std::vector<int> fds(static_cast<size_t>(world_), -1);
   FdCloser closer{&fds};
@@ -122,111 +108,16 @@ void Group::Bootstrap() {
   OPREG_CHECK(::ftruncate(memfd, static_cast<off_t>(options_.heap_bytes)) == 0, "symm_mem: ", who,
               ": ftruncate(", options_.heap_bytes, ") failed: ", std::strerror(errno));
 
+  // 2. Every peer's memfd (SCM_RIGHTS over abstract sockets; no files, keys removed after).
   if (world_ > 1) {
-    // 2. A nonce from rank 0 names the sockets of this group instance.
-    std::string nonce;
-    if (rank_ == 0) {
-      std::random_device rd;
-      uint64_t n = (uint64_t{rd()} << 32) ^ rd() ^ static_cast<uint64_t>(::getpid());
-      nonce = StrCat(absl::Hex(n));
-      store_->Set(Key("nonce"), nonce);
-    } else {
-      nonce = store_->Get(Key("nonce"), options_.timeout);
-    }
-    auto sock_name = [&](int r) { return StrCat("opreg-symm-", nonce, "-", r); };
-
-    // 3. Bind this rank's socket, announce it, wait for everyone's.
-    int sock = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    OPREG_CHECK(sock >= 0, "symm_mem: ", who, ": socket failed: ", std::strerror(errno));
-    std::vector<int> sock_holder{sock};
-    FdCloser sock_closer{&sock_holder};
-    socklen_t len = 0;
-    sockaddr_un self = AbstractAddr(sock_name(rank_), &len);
-    OPREG_CHECK(::bind(sock, reinterpret_cast<sockaddr*>(&self), len) == 0, "symm_mem: ", who,
-                ": bind failed: ", std::strerror(errno));
-    store_->Set(Key(StrCat("ready/", rank_)), std::to_string(::getpid()));
-    store_->WaitRanks(Key("ready/"), world_, rank_, options_.timeout,
-                      StrCat("symm_mem group '", name_, "' bootstrap"));
-
-    // 4. Non-blocking all-to-all of the memfds: send ours to every peer, receive theirs.
-    std::vector<int> pending;
-    for (int p = 0; p < world_; ++p) {
-      if (p != rank_) pending.push_back(p);
-    }
-    int received = 0;
-    while (!pending.empty() || received < world_ - 1) {
-      bool progress = false;
-      for (auto it = pending.begin(); it != pending.end();) {
-        socklen_t plen = 0;
-        sockaddr_un peer = AbstractAddr(sock_name(*it), &plen);
-        int32_t payload = rank_;
-        iovec iov{&payload, sizeof(payload)};
-        alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
-        msghdr msg{};
-        msg.msg_name = &peer;
-        msg.msg_namelen = plen;
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = ctrl;
-        msg.msg_controllen = sizeof(ctrl);
-        cmsghdr* c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        std::memcpy(CMSG_DATA(c), &memfd, sizeof(int));
-        if (::sendmsg(sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0) {
-          it = pending.erase(it);
-          progress = true;
-        } else {
-          OPREG_CHECK(errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
-                          errno == ECONNREFUSED,
-                      "symm_mem: ", who, ": sending the heap fd to rank ", *it,
-                      " failed: ", std::strerror(errno));
-          ++it;
-        }
-      }
-      for (;;) {
-        int32_t payload = -1;
-        iovec iov{&payload, sizeof(payload)};
-        alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
-        msghdr msg{};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = ctrl;
-        msg.msg_controllen = sizeof(ctrl);
-        ssize_t n = ::recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-        if (n < 0) break;
-        int fd = -1;
-        for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-          if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-            std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
-          }
-        }
-        if (n != sizeof(payload) || payload < 0 || payload >= world_ || payload == rank_ ||
-            fds[payload] >= 0 || fd < 0) {
-          if (fd >= 0) ::close(fd);
-          OPREG_THROW(kRuntime, "symm_mem: ", who, ": unexpected message during the fd exchange");
-        }
-        fds[payload] = fd;
-        ++received;
-        progress = true;
-      }
-      if (progress) continue;
-      if (Clock::now() >= deadline) {
-        std::string missing;
-        for (int p = 0; p < world_; ++p) {
-          if (p != rank_ && fds[p] < 0) StrAppend(&missing, missing.empty() ? "" : ", ", p);
-        }
-        OPREG_THROW(kRuntime, "symm_mem: ", who, ": timed out after ", options_.timeout.count(),
-                    " ms exchanging heap fds; no fd from rank(s) ", missing.empty() ? "-" : missing,
-                    (pending.empty() ? "" : "; could not deliver ours to every peer"));
-      }
-      pollfd pfd{sock, POLLIN, 0};
-      ::poll(&pfd, 1, 1);
+    std::vector<int> peer_fds =
+        ExchangeFds(*store_, Key("fds"), rank_, world_, memfd, options_.timeout);
+    for (int r = 0; r < world_; ++r) {
+      if (r != rank_) fds[r] = peer_fds[r];
     }
   }
 
-  // 5. Map every heap; the fds are closed by `closer` (the mappings keep the memory alive).
+  // 3. Map every heap; the fds are closed by `closer` (the mappings keep the memory alive).
   for (int r = 0; r < world_; ++r) {
     void* p = ::mmap(nullptr, options_.heap_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[r], 0);
     OPREG_CHECK(p != MAP_FAILED, "symm_mem: ", who, ": mapping the heap of rank ", r,
@@ -241,8 +132,9 @@ std::shared_ptr<Group> Group::Get(std::string_view name) {
   if (it == Registry().end()) {
     std::string known;
     for (const auto& [n, g] : Registry()) StrAppend(&known, known.empty() ? "'" : ", '", n, "'");
-    OPREG_THROW(kKey, "symm_mem: no group named '", name, "' in this process (known groups: ",
-                known.empty() ? "none" : known, "); create it with symm_mem::Group::Create");
+    OPREG_THROW(kKey, "symm_mem: no group named '", name,
+                "' in this process (known groups: ", known.empty() ? "none" : known,
+                "); create it with symm_mem::Group::Create");
   }
   return it->second;
 }
@@ -278,18 +170,17 @@ void Group::Teardown() {
     while (s.Add(counter, 0) < world_) {
       if (Clock::now() >= deadline) {
         all_arrived = false;
-        Logger().warn("symm_mem: group '{}' rank {}: not every rank reached Destroy within {} ms;"
-                      " removing this rank's store keys anyway", name_, rank_,
-                      options_.timeout.count());
+        Logger().warn(
+            "symm_mem: group '{}' rank {}: not every rank reached Destroy within {} ms;"
+            " removing this rank's store keys anyway",
+            name_, rank_, options_.timeout.count());
         break;
       }
       std::this_thread::sleep_for(delay);
       delay = std::min<std::chrono::microseconds>(delay * 2, std::chrono::microseconds(5000));
     }
   }
-  s.Delete(Key(StrCat("ready/", rank_)));
   if (next_alloc_id_ > 0) s.Delete(Key(StrCat("alloc/", next_alloc_id_ - 1, "/", rank_)));
-  if (rank_ == 0) s.Delete(Key("nonce"));
   if (world_ > 1 && all_arrived && s.Add(counter, 1) == 2 * world_) s.Delete(counter);
 }
 
@@ -326,9 +217,9 @@ std::shared_ptr<SymmetricMemory> Group::Allocate(size_t nbytes) {
     // Rendezvous: every rank publishes (size, offset) of allocation #id and compares.
     const std::string mine = StrCat(nbytes, " ", offset);
     store_->Set(Key(StrCat("alloc/", id, "/", rank_)), mine);
-    store_->WaitRanks(Key(StrCat("alloc/", id, "/")), world_, rank_, options_.timeout,
-                      StrCat("symm_mem group '", name_, "' allocation #", id, " (", nbytes,
-                             " bytes)"));
+    store_->WaitRanks(
+        Key(StrCat("alloc/", id, "/")), world_, rank_, options_.timeout,
+        StrCat("symm_mem group '", name_, "' allocation #", id, " (", nbytes, " bytes)"));
     std::vector<std::pair<size_t, size_t>> all(static_cast<size_t>(world_));
     for (int r = 0; r < world_; ++r) {
       std::string v = r == rank_ ? mine : store_->Get(Key(StrCat("alloc/", id, "/", r)), Millis(0));
@@ -340,8 +231,9 @@ std::shared_ptr<SymmetricMemory> Group::Allocate(size_t nbytes) {
     for (int r = 1; r < world_; ++r) {
       if (all[r].first != all[0].first) {
         OPREG_THROW(kRuntime, "symm_mem: allocation drift in group '", name_, "': rank ", r,
-                    " allocated ", all[r].first, " bytes as allocation #", id, " but rank 0 allocated ",
-                    all[0].first, " bytes (every rank must allocate the same sizes in the same order)");
+                    " allocated ", all[r].first, " bytes as allocation #", id,
+                    " but rank 0 allocated ", all[0].first,
+                    " bytes (every rank must allocate the same sizes in the same order)");
       }
       if (all[r].second != all[0].second) {
         OPREG_THROW(kRuntime, "symm_mem: allocation drift in group '", name_, "': rank ", r,

@@ -136,7 +136,8 @@ void SymmetricMemory::wait_signal(int src_rank, int channel, std::optional<Milli
   if (!CasWait(slot, 1, 0, t)) {
     OPREG_THROW(kRuntime, "symm_mem: wait_signal timed out after ", t.count(), " ms: rank ",
                 src_rank, " did not signal rank ", rank(), " on channel ", channel, " (group '",
-                group_name(), "', allocation #", alloc_id_, "); a peer died or skipped a collective");
+                group_name(), "', allocation #", alloc_id_,
+                "); a peer died or skipped a collective");
   }
 }
 
@@ -152,9 +153,9 @@ DataPtr SymmetricAllocator::Allocate(size_t nbytes) {
   std::shared_ptr<SymmetricMemory> h = group_->Allocate(nbytes);
   void* data = h->buffer_ptr(h->rank());
   auto* ctx = new std::shared_ptr<SymmetricMemory>(std::move(h));
-  return DataPtr(data, ctx,
-                 [](void* c) { delete static_cast<std::shared_ptr<SymmetricMemory>*>(c); },
-                 Device::cpu());
+  return DataPtr(
+      data, ctx, [](void* c) { delete static_cast<std::shared_ptr<SymmetricMemory>*>(c); },
+      Device::cpu());
 }
 
 Tensor empty(IntArrayRef sizes, DType dtype, std::string_view group_name) {

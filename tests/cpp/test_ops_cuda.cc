@@ -20,6 +20,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cuda_test_util.h"
 #include "opreg/core/allocator.h"
 #include "opreg/core/cuda_stream.h"
 #include "opreg/core/error.h"
@@ -40,29 +41,6 @@ using opreg::Tensor;
 using Tensors = std::tuple<Tensor&, Tensor&>;
 
 const DType kFloatDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16};
-
-std::string NoCudaReason() {
-#if defined(OPREG_TEST_HAVE_CUDA)
-  int n = 0;
-  const cudaError_t err = cudaGetDeviceCount(&n);
-  if (err != cudaSuccess) {
-    std::ostringstream os;
-    os << "cudaGetDeviceCount: " << cudaGetErrorName(err) << ": " << cudaGetErrorString(err);
-    return os.str();
-  }
-  return "cudaGetDeviceCount reports 0 devices";
-#else
-  return "opreg was built without CUDA (OPREG_BUILD_CUDA=OFF)";
-#endif
-}
-
-#define SKIP_WITHOUT_CUDA()                                       \
-  do {                                                            \
-    if (!opreg::CudaAvailable()) {                                \
-      WARN("SKIPPED: no CUDA device (" << NoCudaReason() << ")"); \
-      return;                                                     \
-    }                                                             \
-  } while (false)
 
 template <class Sig>
 opreg::TypedOperatorHandle<Sig> Op(const char* name) {
@@ -140,7 +118,7 @@ void CheckEqual(const Tensor& gpu_result, const Tensor& cpu_result) {
 // ---- Elementwise ---------------------------------------------------------------------------
 
 TEST_CASE("cuda add.out / mul.out match the CPU kernels", "[cuda]") {
-  SKIP_WITHOUT_CUDA();
+  OPREG_SKIP_WITHOUT_CUDA();
   auto add = Op<Tensor&(const Tensor&, const Tensor&, const Scalar&, Tensor&)>("opreg::add.out");
   auto mul = Op<Tensor&(const Tensor&, const Tensor&, Tensor&)>("opreg::mul.out");
   struct Case {
@@ -178,7 +156,7 @@ TEST_CASE("cuda add.out / mul.out match the CPU kernels", "[cuda]") {
 }
 
 TEST_CASE("cuda add/mul read strided and unaligned views", "[cuda]") {
-  SKIP_WITHOUT_CUDA();
+  OPREG_SKIP_WITHOUT_CUDA();
   auto add = Op<Tensor&(const Tensor&, const Tensor&, const Scalar&, Tensor&)>("opreg::add.out");
   auto mul = Op<Tensor&(const Tensor&, const Tensor&, Tensor&)>("opreg::mul.out");
   for (DType dt : kFloatDTypes) {
@@ -204,7 +182,7 @@ TEST_CASE("cuda add/mul read strided and unaligned views", "[cuda]") {
 }
 
 TEST_CASE("cuda split_add.out matches the CPU kernel", "[cuda]") {
-  SKIP_WITHOUT_CUDA();
+  OPREG_SKIP_WITHOUT_CUDA();
   auto op = Op<Tensors(const Tensor&, const Tensor&, Tensor&, Tensor&)>("opreg::split_add.out");
   for (DType dt : kFloatDTypes) {
     for (std::vector<int64_t> shape : {std::vector<int64_t>{7, 129}, {2048}, {3}}) {
@@ -224,7 +202,7 @@ TEST_CASE("cuda split_add.out matches the CPU kernel", "[cuda]") {
 }
 
 TEST_CASE("cuda silu_and_mul.out matches the CPU kernel", "[cuda]") {
-  SKIP_WITHOUT_CUDA();
+  OPREG_SKIP_WITHOUT_CUDA();
   auto op = Op<Tensor&(const Tensor&, Tensor&)>("opreg::silu_and_mul.out");
   for (DType dt : kFloatDTypes) {
     for (std::vector<int64_t> shape :
@@ -245,7 +223,7 @@ TEST_CASE("cuda silu_and_mul.out matches the CPU kernel", "[cuda]") {
 // ---- Row-wise ------------------------------------------------------------------------------
 
 TEST_CASE("cuda rms_norm matches the CPU kernel (out and functional)", "[cuda]") {
-  SKIP_WITHOUT_CUDA();
+  OPREG_SKIP_WITHOUT_CUDA();
   auto out_op = Op<Tensor&(const Tensor&, const Tensor&, double, Tensor&)>("opreg::rms_norm.out");
   auto fn_op = Op<Tensor(const Tensor&, const Tensor&, double)>("opreg::rms_norm");
   for (DType dt : kFloatDTypes) {
@@ -268,7 +246,7 @@ TEST_CASE("cuda rms_norm matches the CPU kernel (out and functional)", "[cuda]")
 }
 
 TEST_CASE("cuda fused_add_rms_norm_ updates input and residual in place like the CPU", "[cuda]") {
-  SKIP_WITHOUT_CUDA();
+  OPREG_SKIP_WITHOUT_CUDA();
   auto op = Op<void(Tensor&, Tensor&, const Tensor&, double)>("opreg::fused_add_rms_norm_");
   for (DType dt : kFloatDTypes) {
     for (std::vector<int64_t> shape : {std::vector<int64_t>{6, 2048}, {3, 999}, {2, 2, 40}}) {
@@ -290,7 +268,7 @@ TEST_CASE("cuda fused_add_rms_norm_ updates input and residual in place like the
 }
 
 TEST_CASE("cuda softmax matches the CPU kernel along every dim", "[cuda]") {
-  SKIP_WITHOUT_CUDA();
+  OPREG_SKIP_WITHOUT_CUDA();
   auto op = Op<Tensor&(const Tensor&, int64_t, Tensor&)>("opreg::softmax.out");
   for (DType dt : kFloatDTypes) {
     struct Case {
@@ -311,7 +289,7 @@ TEST_CASE("cuda softmax matches the CPU kernel along every dim", "[cuda]") {
 }
 
 TEST_CASE("cuda per_token_quant matches the CPU kernel (i8 and f8e4m3fn)", "[cuda]") {
-  SKIP_WITHOUT_CUDA();
+  OPREG_SKIP_WITHOUT_CUDA();
   auto op = Op<Tensors(const Tensor&, DType, Tensor&, Tensor&)>("opreg::per_token_quant.out");
   for (DType dt : kFloatDTypes) {
     for (DType qt : {DType::kInt8, DType::kFloat8E4M3FN}) {
@@ -347,7 +325,7 @@ TEST_CASE("cuda per_token_quant matches the CPU kernel (i8 and f8e4m3fn)", "[cud
 }
 
 TEST_CASE("cuda topk matches the CPU kernel (values and indices)", "[cuda]") {
-  SKIP_WITHOUT_CUDA();
+  OPREG_SKIP_WITHOUT_CUDA();
   auto op = Op<Tensors(const Tensor&, int64_t, int64_t, bool, Tensor&, Tensor&)>("opreg::topk.out");
   struct Case {
     std::vector<int64_t> shape;
@@ -376,7 +354,7 @@ TEST_CASE("cuda topk matches the CPU kernel (values and indices)", "[cuda]") {
 }
 
 TEST_CASE("cuda topk: NaN ranks above every number; k beyond the limit is refused", "[cuda]") {
-  SKIP_WITHOUT_CUDA();
+  OPREG_SKIP_WITHOUT_CUDA();
   auto op = Op<Tensors(const Tensor&, int64_t, int64_t, bool, Tensor&, Tensor&)>("opreg::topk.out");
   std::vector<float> v = {1.f, NAN, 3.f, -2.f, 3.f, 0.f};
   Tensor x = opreg::empty({6}, DType::kFloat32);
@@ -398,7 +376,7 @@ TEST_CASE("cuda topk: NaN ranks above every number; k beyond the limit is refuse
 // ---- linear --------------------------------------------------------------------------------
 
 TEST_CASE("cuda linear (cuBLAS) matches the CPU kernel, with and without bias", "[cuda]") {
-  SKIP_WITHOUT_CUDA();
+  OPREG_SKIP_WITHOUT_CUDA();
   auto op = Op<Tensor&(const Tensor&, const Tensor&, const std::optional<Tensor>&, Tensor&)>(
       "opreg::linear.out");
   struct Case {
@@ -433,7 +411,7 @@ TEST_CASE("cuda linear (cuBLAS) matches the CPU kernel, with and without bias", 
 // ---- Errors --------------------------------------------------------------------------------
 
 TEST_CASE("cuda kernels refuse what they cannot handle, naming the argument", "[cuda]") {
-  SKIP_WITHOUT_CUDA();
+  OPREG_SKIP_WITHOUT_CUDA();
   auto rms = Op<Tensor&(const Tensor&, const Tensor&, double, Tensor&)>("opreg::rms_norm.out");
   Tensor x = Cuda(Rand({4, 16}, DType::kFloat32, 22));
   Tensor w = Cuda(Rand({8}, DType::kFloat32, 23));
@@ -452,7 +430,7 @@ TEST_CASE("cuda kernels refuse what they cannot handle, naming the argument", "[
 
 #if defined(OPREG_TEST_HAVE_CUDA)
 TEST_CASE("cuda ops launch on the caller's current stream, without synchronizing", "[cuda]") {
-  SKIP_WITHOUT_CUDA();
+  OPREG_SKIP_WITHOUT_CUDA();
   cudaStream_t stream = nullptr;
   REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
   cudaEvent_t done = nullptr;
