@@ -286,6 +286,19 @@ void CollectivesBody(RankEnv& e, DType dtype, uint64_t seed0) {
     CHILD_CHECK(BitsEqual<T>(x, a.data(), n));
     Copy(a.data(), ref_res.data_ptr(), n * sizeof(T));
     CHILD_CHECK(BitsEqual<T>(residual, a.data(), n));
+
+    // Scalar paths: an operand one element past its allocation's start (a symmetric offset that
+    // is not 16-byte aligned, the same on every rank), so the kernels take the element-wise code
+    // and two-shot splits into unrounded chunks.
+    Tensor big = smc::empty({n + 1}, dtype, "g");
+    Tensor xv = big.narrow(0, 1, n).view({rows, cols});
+    CHILD_CHECK(smc::IsSymmetric(xv));
+    Upload(xv, mine);
+    Tensor out2 = opreg::empty({rows, cols}, dtype, dev);
+    one_shot_out.CallBoxed({IValue(xv), IValue("sum"), IValue("g")}, {{"out", IValue(out2)}});
+    CHILD_CHECK(BitsEqual<T>(out2, ref.data(), n));
+    two_shot.CallBoxed({IValue(xv), IValue("sum"), IValue("g")});
+    CHILD_CHECK(BitsEqual<T>(xv, ref.data(), n));
   }
 }
 

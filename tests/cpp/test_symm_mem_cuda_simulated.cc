@@ -48,6 +48,18 @@ void Copy(void* dst, const void* src, size_t n) {
 #endif
 }
 
+// Fills device memory with 0xff bytes (NaN in f32, f16 and bf16; no sum of finite inputs is NaN),
+// so a collective that does not write its output cannot pass on a previous call's result.
+void Poison(void* dst, size_t n) {
+#if defined(OPREG_TEST_HAVE_CUDA)
+  const cudaError_t err = cudaMemset(dst, 0xff, n);
+  INFO("cudaMemset: " << cudaGetErrorName(err));
+  REQUIRE(err == cudaSuccess);
+#else
+  FAIL("no CUDA in this build");
+#endif
+}
+
 // Device scratch memory for outputs.
 struct DeviceBuffer {
   explicit DeviceBuffer(size_t n) : bytes(n) {
@@ -121,6 +133,7 @@ void CheckAll(DType dtype, int world, int64_t numel, uint32_t seed) {
   DeviceBuffer out(stride * world * world);
   Upload(sim, in);
   for (int rep = 0; rep < 2; ++rep) {
+    Poison(out.ptr, out.bytes);
     sim.OneShotAllReduce(dtype, numel, out.ptr, stride);
     Sync();
     for (int r = 0; r < world; ++r) {
@@ -131,6 +144,7 @@ void CheckAll(DType dtype, int world, int64_t numel, uint32_t seed) {
   }
 
   // Scalar path: outputs one element off 16-byte alignment.
+  Poison(out.ptr, out.bytes);
   sim.OneShotAllReduce(dtype, numel, static_cast<char*>(out.ptr) + sizeof(T), stride);
   Sync();
   for (int r = 0; r < world; ++r) {
@@ -142,6 +156,7 @@ void CheckAll(DType dtype, int world, int64_t numel, uint32_t seed) {
   // Reduce-scatter (numel divisible by world: the caller's contract).
   const int64_t rs_numel = numel / world * world;
   if (rs_numel > 0) {
+    Poison(out.ptr, out.bytes);
     sim.ReduceScatter(dtype, rs_numel, out.ptr, stride);
     Sync();
     const std::vector<T> rs_sum = Ref<T>::Sum([&] {
@@ -159,6 +174,7 @@ void CheckAll(DType dtype, int world, int64_t numel, uint32_t seed) {
 
   // All-gather: every rank gets every rank's input, in rank order.
   const size_t ag_stride = stride * world;
+  Poison(out.ptr, out.bytes);
   sim.AllGather(dtype, numel, out.ptr, ag_stride);
   Sync();
   for (int r = 0; r < world; ++r) {

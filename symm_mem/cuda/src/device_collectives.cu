@@ -317,8 +317,12 @@ void LaunchCollective(const CollectiveArgs& a) {
 
   const int64_t elem = static_cast<int64_t>(ItemSize(a.dtype));
   const int64_t v = 16 / elem;  // elements per 16-byte vector
-  bool vec = Aligned16(a.offset) && Aligned16(reinterpret_cast<uintptr_t>(a.out)) &&
-             (!a.simulated || Aligned16(a.out_rank_stride));
+  // Two-shot writes no `out`: its vector decision (and so its chunk partition, which every rank
+  // must compute identically) depends only on the symmetric offset, never on a local pointer.
+  bool vec = Aligned16(a.offset) &&
+             (a.kind == Collective::kTwoShotAllReduce ||
+              (Aligned16(reinterpret_cast<uintptr_t>(a.out)) &&
+               (!a.simulated || Aligned16(a.out_rank_stride))));
   int64_t chunk = (a.numel + a.world - 1) / a.world;
   switch (a.kind) {
     case Collective::kTwoShotAllReduce:

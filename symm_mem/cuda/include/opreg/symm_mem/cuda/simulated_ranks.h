@@ -10,10 +10,10 @@
 // Layout: [pad 0 | ... | pad W-1 | tables | data 0 | ... | data W-1], every data region
 // 256-byte aligned and buffer_stride() bytes apart; pads zeroed at construction.
 //
-// Errors: opreg::Error. kValue for bad arguments (world outside [1, 512], an out of the wrong
-// size is the caller's business: outs are raw device pointers); kRuntime naming the CUDA call
-// that failed (allocation, cooperative launch not supported, too many ranks to be
-// co-resident). A kernel-side timeout traps (see device_collectives.h) and surfaces at the next
+// Errors: opreg::Error. kValue for bad arguments (world outside [1, 512], more ranks than the
+// device can hold co-resident blocks for; an out of the wrong size is the caller's business:
+// outs are raw device pointers); kRuntime naming the CUDA call that failed (allocation,
+// cooperative launch not supported). A kernel-side timeout traps (see device_collectives.h) and surfaces at the next
 // synchronizing call.
 //
 // Ownership: owns the device allocation (freed by the destructor, after synchronizing the
