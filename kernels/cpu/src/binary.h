@@ -1,11 +1,63 @@
 // Internal: the broadcasting binary elementwise loop shared by add and mul.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "common.h"
+#include "half_convert.h"
+#include "multiversion.h"
 
 namespace opreg::kernels::cpu::detail {
+
+// o[j] = op(a[j * ia], b[j * ib]) for 0 <= j < n (n >= 1), computed in f32; ia and ib are 1
+// (contiguous) or 0 (broadcast) on the vectorized paths, anything else on the scalar fallback.
+template <class T, class Op>
+OPREG_CPU_MULTIVERSION void BinaryRow(const T* __restrict ar, const T* __restrict br,
+                                      T* __restrict orow, int64_t n, int64_t ia, int64_t ib,
+                                      Op op) {
+  if constexpr (std::is_same_v<T, Half>) {
+    // f16: convert blocks with F16C (see half_convert.h) and compute in f32; a broadcast
+    // operand is splat into its buffer.
+    if ((ia == 0 || ia == 1) && (ib == 0 || ib == 1)) {
+      float fa[kHalfBlock], fb[kHalfBlock];
+      const float a0 = static_cast<float>(ar[0]), b0 = static_cast<float>(br[0]);
+      if (ib == 0) std::fill(fb, fb + std::min(kHalfBlock, n), b0);
+      for (int64_t j0 = 0; j0 < n; j0 += kHalfBlock) {
+        const int64_t m = std::min(kHalfBlock, n - j0);
+        if (ia == 1) {
+          HalfToFloat(ar + j0, fa, m);
+        } else {
+          std::fill(fa, fa + m, a0);  // fa holds the previous block's results
+        }
+        if (ib == 1) HalfToFloat(br + j0, fb, m);
+#pragma omp simd
+        for (int64_t j = 0; j < m; ++j) fa[j] = op(fa[j], fb[j]);
+        FloatToHalf(fa, orow + j0, m);
+      }
+      return;
+    }
+  }
+  if (ia == 1 && ib == 1) {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) {
+      Store(&orow[j], op(static_cast<float>(ar[j]), static_cast<float>(br[j])));
+    }
+  } else if (ia == 1 && ib == 0) {
+    const float bv = static_cast<float>(br[0]);
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) Store(&orow[j], op(static_cast<float>(ar[j]), bv));
+  } else if (ia == 0 && ib == 1) {
+    const float av = static_cast<float>(ar[0]);
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) Store(&orow[j], op(av, static_cast<float>(br[j])));
+  } else {
+    for (int64_t j = 0; j < n; ++j) {
+      Store(&orow[j], op(static_cast<float>(ar[j * ia]), static_cast<float>(br[j * ib])));
+    }
+  }
+}
 
 // out[i] = op(a[i], b[i]) with broadcasting, computed in f32. `out` is contiguous with the
 // broadcast shape; a and b may have any strides.
@@ -19,10 +71,9 @@ void BinaryBroadcast(const Tensor& a, const Tensor& b, Tensor& out, Op op) {
   // Fast path: same shape, both contiguous.
   if (a.is_contiguous() && b.is_contiguous() && a.sizes() == out.sizes() &&
       b.sizes() == out.sizes()) {
-#pragma omp parallel for simd if (n > kParallelGrain) schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
-      Store(&o[i], op(static_cast<float>(pa[i]), static_cast<float>(pb[i])));
-    }
+    ParallelChunks(n, [&](int64_t begin, int64_t end) {
+      BinaryRow<T>(pa + begin, pb + begin, o + begin, end - begin, 1, 1, op);
+    });
     return;
   }
   // General path: strides of a and b aligned to out's dims (0 where broadcast).
@@ -46,27 +97,7 @@ void BinaryBroadcast(const Tensor& a, const Tensor& b, Tensor& out, Op op) {
       oa += idx * sa[d];
       ob += idx * sb[d];
     }
-    T* __restrict orow = o + r * inner;
-    const T* __restrict ar = pa + oa;
-    const T* __restrict br = pb + ob;
-    if (ia == 1 && ib == 1) {
-#pragma omp simd
-      for (int64_t j = 0; j < inner; ++j) {
-        Store(&orow[j], op(static_cast<float>(ar[j]), static_cast<float>(br[j])));
-      }
-    } else if (ia == 1 && ib == 0) {
-      const float bv = static_cast<float>(br[0]);
-#pragma omp simd
-      for (int64_t j = 0; j < inner; ++j) Store(&orow[j], op(static_cast<float>(ar[j]), bv));
-    } else if (ia == 0 && ib == 1) {
-      const float av = static_cast<float>(ar[0]);
-#pragma omp simd
-      for (int64_t j = 0; j < inner; ++j) Store(&orow[j], op(av, static_cast<float>(br[j])));
-    } else {
-      for (int64_t j = 0; j < inner; ++j) {
-        Store(&orow[j], op(static_cast<float>(ar[j * ia]), static_cast<float>(br[j * ib])));
-      }
-    }
+    BinaryRow<T>(pa + oa, pb + ob, o + r * inner, inner, ia, ib, op);
   }
 }
 

@@ -1,6 +1,7 @@
 // Internal helpers of the CPU kernels: dtype dispatch, element conversion, the parallel grain.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -15,6 +16,23 @@ namespace opreg::kernels::cpu::detail {
 // Below this many elements a kernel runs on the calling thread (an OpenMP fork costs a few
 // microseconds, more than the work of a small tensor).
 inline constexpr int64_t kParallelGrain = 1 << 15;
+
+// Elements per task of the flat elementwise loops: large enough that the (indirect) call into a
+// multiversioned loop per chunk costs nothing, and a multiple of 64 bytes for every dtype so
+// threads never write the same cache line.
+inline constexpr int64_t kChunk = 1 << 14;
+
+// Calls fn(begin, end) over [0, n) in chunks of kChunk, in parallel above kParallelGrain; static
+// schedule, so each thread gets one contiguous range.
+template <class Fn>
+void ParallelChunks(int64_t n, Fn&& fn) {
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for if (n > kParallelGrain) schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t begin = c * kChunk;
+    fn(begin, std::min(n, begin + kChunk));
+  }
+}
 
 // Calls fn(T{}) with T float, Half or BFloat16 for dtype f32, f16, bf16; kType error otherwise.
 template <class Fn>
@@ -53,13 +71,17 @@ inline void Store(T* p, float v) {
   }
 }
 
-// `v` rounded to T and back, as a value stored in T would read.
+// Stores `v` rounded to T and returns the value stored (as a later read of *p would see it),
+// converting once.
 template <class T>
-inline float RoundTo(float v) {
+inline float StoreRounded(T* p, float v) {
   if constexpr (std::is_same_v<T, float>) {
+    *p = v;
     return v;
   } else {
-    return static_cast<float>(T(T::FromFloat(v), kFromBits));
+    const uint16_t bits = T::FromFloat(v);
+    p->x = bits;
+    return static_cast<float>(T(bits, kFromBits));
   }
 }
 

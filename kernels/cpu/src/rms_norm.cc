@@ -1,10 +1,69 @@
 #include "opreg/kernels/cpu/rms_norm.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "common.h"
+#include "half_convert.h"
+#include "multiversion.h"
 
 namespace opreg::kernels::cpu {
+namespace {
+
+template <class T>
+OPREG_CPU_MULTIVERSION void RmsNormRow(const T* __restrict x, const T* __restrict w,
+                                       T* __restrict y, int64_t h, float eps) {
+  if constexpr (std::is_same_v<T, Half>) {
+    // f16 rows too long for RmsNormRowHalf: convert blocks with F16C (see half_convert.h),
+    // compute in f32.
+    float fx[detail::kHalfBlock], fw[detail::kHalfBlock];
+    float ss = 0.0f;
+    for (int64_t j0 = 0; j0 < h; j0 += detail::kHalfBlock) {
+      const int64_t m = std::min(detail::kHalfBlock, h - j0);
+      detail::HalfToFloat(x + j0, fx, m);
+#pragma omp simd reduction(+ : ss)
+      for (int64_t j = 0; j < m; ++j) ss += fx[j] * fx[j];
+    }
+    const float inv = 1.0f / std::sqrt(ss / static_cast<float>(h) + eps);
+    for (int64_t j0 = 0; j0 < h; j0 += detail::kHalfBlock) {
+      const int64_t m = std::min(detail::kHalfBlock, h - j0);
+      detail::HalfToFloat(x + j0, fx, m);
+      detail::HalfToFloat(w + j0, fw, m);
+#pragma omp simd
+      for (int64_t j = 0; j < m; ++j) fx[j] = fx[j] * inv * fw[j];
+      detail::FloatToHalf(fx, y + j0, m);
+    }
+    return;
+  }
+  float ss = 0.0f;
+#pragma omp simd reduction(+ : ss)
+  for (int64_t j = 0; j < h; ++j) {
+    const float v = static_cast<float>(x[j]);
+    ss += v * v;
+  }
+  const float inv = 1.0f / std::sqrt(ss / static_cast<float>(h) + eps);
+#pragma omp simd
+  for (int64_t j = 0; j < h; ++j) {
+    detail::Store(&y[j], static_cast<float>(x[j]) * inv * static_cast<float>(w[j]));
+  }
+}
+
+// f16 rows of at most kRowBuffer elements, with the weight already in f32: the row is converted
+// once (F16C, see half_convert.h) and computed in f32.
+OPREG_CPU_MULTIVERSION void RmsNormRowHalf(const Half* __restrict x, const float* __restrict w,
+                                           Half* __restrict y, int64_t h, float eps) {
+  float f[detail::kRowBuffer];
+  detail::HalfToFloat(x, f, h);
+  float ss = 0.0f;
+#pragma omp simd reduction(+ : ss)
+  for (int64_t j = 0; j < h; ++j) ss += f[j] * f[j];
+  const float inv = 1.0f / std::sqrt(ss / static_cast<float>(h) + eps);
+#pragma omp simd
+  for (int64_t j = 0; j < h; ++j) f[j] = f[j] * inv * w[j];
+  detail::FloatToHalf(f, y, h);
+}
+
+}  // namespace
 
 void RmsNormCpu(const Tensor& input, const Tensor& weight, double eps, Tensor& out) {
   for (const Tensor* t : std::initializer_list<const Tensor*>{&input, &weight, &out}) {
@@ -13,26 +72,24 @@ void RmsNormCpu(const Tensor& input, const Tensor& weight, double eps, Tensor& o
   detail::DispatchFloating(input.dtype(), "RmsNormCpu", [&](auto tag) {
     using T = decltype(tag);
     const int64_t h = input.size(-1), rows = detail::Rows(input);
-    const T* __restrict in = input.data_ptr<T>();
-    const T* __restrict w = weight.data_ptr<T>();
-    T* __restrict o = out.data_ptr<T>();
+    const T* in = input.data_ptr<T>();
+    const T* w = weight.data_ptr<T>();
+    T* o = out.data_ptr<T>();
     const float feps = static_cast<float>(eps);
-#pragma omp parallel for if (rows * h > detail::kParallelGrain) schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* __restrict x = in + r * h;
-      T* __restrict y = o + r * h;
-      float ss = 0.0f;
-#pragma omp simd reduction(+ : ss)
-      for (int64_t j = 0; j < h; ++j) {
-        const float v = static_cast<float>(x[j]);
-        ss += v * v;
-      }
-      const float inv = 1.0f / std::sqrt(ss / static_cast<float>(h) + feps);
-#pragma omp simd
-      for (int64_t j = 0; j < h; ++j) {
-        detail::Store(&y[j], static_cast<float>(x[j]) * inv * static_cast<float>(w[j]));
+    if constexpr (std::is_same_v<T, Half>) {
+      if (h <= detail::kRowBuffer) {
+#pragma omp parallel if (rows * h > detail::kParallelGrain)
+        {
+          float wf[detail::kRowBuffer];  // the weight in f32, converted once per thread
+          detail::HalfToFloat(w, wf, h);
+#pragma omp for schedule(static)
+          for (int64_t r = 0; r < rows; ++r) RmsNormRowHalf(in + r * h, wf, o + r * h, h, feps);
+        }
+        return;
       }
     }
+#pragma omp parallel for if (rows * h > detail::kParallelGrain) schedule(static)
+    for (int64_t r = 0; r < rows; ++r) RmsNormRow<T>(in + r * h, w, o + r * h, h, feps);
   });
 }
 

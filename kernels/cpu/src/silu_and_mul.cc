@@ -1,11 +1,40 @@
 #include "opreg/kernels/cpu/silu_and_mul.h"
 
-#include <cmath>
+#include <algorithm>
 
 #include "common.h"
+#include "half_convert.h"
+#include "multiversion.h"
 #include "vec_math.h"
 
 namespace opreg::kernels::cpu {
+namespace {
+
+// y = silu(a) * b over one row.
+template <class T>
+OPREG_CPU_MULTIVERSION void SiluAndMulRow(const T* __restrict a, const T* __restrict b,
+                                          T* __restrict y, int64_t d) {
+  if constexpr (std::is_same_v<T, Half>) {
+    // f16: convert blocks with F16C (see half_convert.h), compute in f32.
+    float fa[detail::kHalfBlock], fb[detail::kHalfBlock];
+    for (int64_t j0 = 0; j0 < d; j0 += detail::kHalfBlock) {
+      const int64_t m = std::min(detail::kHalfBlock, d - j0);
+      detail::HalfToFloat(a + j0, fa, m);
+      detail::HalfToFloat(b + j0, fb, m);
+#pragma omp simd
+      for (int64_t j = 0; j < m; ++j) fa[j] = fa[j] / (1.0f + detail::ExpF(-fa[j])) * fb[j];
+      detail::FloatToHalf(fa, y + j0, m);
+    }
+    return;
+  }
+#pragma omp simd
+  for (int64_t j = 0; j < d; ++j) {
+    const float av = static_cast<float>(a[j]);
+    detail::Store(&y[j], av / (1.0f + detail::ExpF(-av)) * static_cast<float>(b[j]));
+  }
+}
+
+}  // namespace
 
 void SiluAndMulCpu(const Tensor& x, Tensor& out) {
   detail::RequireCpuContiguous("SiluAndMulCpu", x, "x");
@@ -13,18 +42,12 @@ void SiluAndMulCpu(const Tensor& x, Tensor& out) {
   detail::DispatchFloating(x.dtype(), "SiluAndMulCpu", [&](auto tag) {
     using T = decltype(tag);
     const int64_t d = out.size(-1), rows = detail::Rows(out);
-    const T* __restrict in = x.data_ptr<T>();
-    T* __restrict o = out.data_ptr<T>();
+    const T* in = x.data_ptr<T>();
+    T* o = out.data_ptr<T>();
 #pragma omp parallel for if (rows * d > detail::kParallelGrain) schedule(static)
     for (int64_t r = 0; r < rows; ++r) {
-      const T* __restrict a = in + r * 2 * d;
-      const T* __restrict b = a + d;
-      T* __restrict y = o + r * d;
-#pragma omp simd
-      for (int64_t j = 0; j < d; ++j) {
-        const float av = static_cast<float>(a[j]);
-        detail::Store(&y[j], av / (1.0f + detail::ExpF(-av)) * static_cast<float>(b[j]));
-      }
+      const T* a = in + r * 2 * d;
+      SiluAndMulRow<T>(a, a + d, o + r * d, d);
     }
   });
 }
