@@ -13,15 +13,18 @@ namespace opreg::kernels::cpu::detail {
 
 // o[j] = op(a[j * ia], b[j * ib]) for 0 <= j < n (n >= 1), computed in f32; ia and ib are 1
 // (contiguous) or 0 (broadcast) on the vectorized paths, anything else on the scalar fallback.
+// `stream`: write orow with non-temporal stores (see kStreamBytes).
 template <class T, class Op>
 OPREG_CPU_MULTIVERSION void BinaryRow(const T* __restrict ar, const T* __restrict br,
-                                      T* __restrict orow, int64_t n, int64_t ia, int64_t ib,
-                                      Op op) {
+                                      T* __restrict orow, int64_t n, int64_t ia, int64_t ib, Op op,
+                                      bool stream) {
   if constexpr (std::is_same_v<T, Half>) {
     // f16: convert blocks with F16C (see half_convert.h) and compute in f32; a broadcast
     // operand is splat into its buffer.
     if ((ia == 0 || ia == 1) && (ib == 0 || ib == 1)) {
       float fa[kHalfBlock], fb[kHalfBlock];
+      Buffer<Half, kHalfBlock> fo_buf;
+      Half* fo = fo_buf.get();
       const float a0 = static_cast<float>(ar[0]), b0 = static_cast<float>(br[0]);
       if (ib == 0) std::fill(fb, fb + std::min(kHalfBlock, n), b0);
       for (int64_t j0 = 0; j0 < n; j0 += kHalfBlock) {
@@ -34,28 +37,44 @@ OPREG_CPU_MULTIVERSION void BinaryRow(const T* __restrict ar, const T* __restric
         if (ib == 1) HalfToFloat(br + j0, fb, m);
 #pragma omp simd
         for (int64_t j = 0; j < m; ++j) fa[j] = op(fa[j], fb[j]);
-        FloatToHalf(fa, orow + j0, m);
+        if (stream) {
+          FloatToHalf(fa, fo, m);
+          StreamCopy(orow + j0, fo, m * static_cast<int64_t>(sizeof(Half)));
+        } else {
+          FloatToHalf(fa, orow + j0, m);
+        }
       }
       return;
     }
   }
-  if (ia == 1 && ib == 1) {
+  // Streamed: blocks computed into buf, then copied out; otherwise one block, in place.
+  Buffer<T, kStreamBlock> buf_storage;
+  T* buf = buf_storage.get();
+  const int64_t step = stream ? kStreamBlock : n;
+  for (int64_t j0 = 0; j0 < n; j0 += step) {
+    const int64_t m = std::min(step, n - j0);
+    T* __restrict o = stream ? buf : orow + j0;
+    const T* __restrict a = ar + j0 * ia;
+    const T* __restrict b = br + j0 * ib;
+    if (ia == 1 && ib == 1) {
 #pragma omp simd
-    for (int64_t j = 0; j < n; ++j) {
-      Store(&orow[j], op(static_cast<float>(ar[j]), static_cast<float>(br[j])));
+      for (int64_t j = 0; j < m; ++j) {
+        Store(&o[j], op(static_cast<float>(a[j]), static_cast<float>(b[j])));
+      }
+    } else if (ia == 1 && ib == 0) {
+      const float bv = static_cast<float>(b[0]);
+#pragma omp simd
+      for (int64_t j = 0; j < m; ++j) Store(&o[j], op(static_cast<float>(a[j]), bv));
+    } else if (ia == 0 && ib == 1) {
+      const float av = static_cast<float>(a[0]);
+#pragma omp simd
+      for (int64_t j = 0; j < m; ++j) Store(&o[j], op(av, static_cast<float>(b[j])));
+    } else {
+      for (int64_t j = 0; j < m; ++j) {
+        Store(&o[j], op(static_cast<float>(a[j * ia]), static_cast<float>(b[j * ib])));
+      }
     }
-  } else if (ia == 1 && ib == 0) {
-    const float bv = static_cast<float>(br[0]);
-#pragma omp simd
-    for (int64_t j = 0; j < n; ++j) Store(&orow[j], op(static_cast<float>(ar[j]), bv));
-  } else if (ia == 0 && ib == 1) {
-    const float av = static_cast<float>(ar[0]);
-#pragma omp simd
-    for (int64_t j = 0; j < n; ++j) Store(&orow[j], op(av, static_cast<float>(br[j])));
-  } else {
-    for (int64_t j = 0; j < n; ++j) {
-      Store(&orow[j], op(static_cast<float>(ar[j * ia]), static_cast<float>(br[j * ib])));
-    }
+    if (stream) StreamCopy(orow + j0, buf, m * static_cast<int64_t>(sizeof(T)));
   }
 }
 
@@ -71,9 +90,13 @@ void BinaryBroadcast(const Tensor& a, const Tensor& b, Tensor& out, Op op) {
   // Fast path: same shape, both contiguous.
   if (a.is_contiguous() && b.is_contiguous() && a.sizes() == out.sizes() &&
       b.sizes() == out.sizes()) {
-    ParallelChunks(n, [&](int64_t begin, int64_t end) {
-      BinaryRow<T>(pa + begin, pb + begin, o + begin, end - begin, 1, 1, op);
-    });
+    const bool stream = ShouldStream<T>(n);
+    ParallelChunks(
+        n,
+        [&](int64_t begin, int64_t end) {
+          BinaryRow<T>(pa + begin, pb + begin, o + begin, end - begin, 1, 1, op, stream);
+        },
+        stream);
     return;
   }
   // General path: strides of a and b aligned to out's dims (0 where broadcast).
@@ -88,8 +111,8 @@ void BinaryBroadcast(const Tensor& a, const Tensor& b, Tensor& out, Op op) {
   const int64_t inner = nd == 0 ? 1 : sizes[nd - 1];
   const int64_t rows = n / inner;
   const int64_t ia = nd == 0 ? 0 : sa[nd - 1], ib = nd == 0 ? 0 : sb[nd - 1];
-#pragma omp parallel for if (n > kParallelGrain) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
+  const bool stream = ShouldStream<T>(n);
+  ParallelRows(rows, n, stream, [&](int64_t r) {
     int64_t oa = 0, ob = 0, rem = r;
     for (int64_t d = nd - 2; d >= 0; --d) {
       const int64_t idx = rem % sizes[d];
@@ -97,8 +120,8 @@ void BinaryBroadcast(const Tensor& a, const Tensor& b, Tensor& out, Op op) {
       oa += idx * sa[d];
       ob += idx * sb[d];
     }
-    BinaryRow<T>(pa + oa, pb + ob, o + r * inner, inner, ia, ib, op);
-  }
+    BinaryRow<T>(pa + oa, pb + ob, o + r * inner, inner, ia, ib, op, stream);
+  });
 }
 
 }  // namespace opreg::kernels::cpu::detail

@@ -3,8 +3,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "multiversion.h"
 #include "opreg/core/dtype.h"
 #include "opreg/core/dtype_traits.h"
 #include "opreg/core/error.h"
@@ -21,18 +27,6 @@ inline constexpr int64_t kParallelGrain = 1 << 15;
 // multiversioned loop per chunk costs nothing, and a multiple of 64 bytes for every dtype so
 // threads never write the same cache line.
 inline constexpr int64_t kChunk = 1 << 14;
-
-// Calls fn(begin, end) over [0, n) in chunks of kChunk, in parallel above kParallelGrain; static
-// schedule, so each thread gets one contiguous range.
-template <class Fn>
-void ParallelChunks(int64_t n, Fn&& fn) {
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for if (n > kParallelGrain) schedule(static)
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t begin = c * kChunk;
-    fn(begin, std::min(n, begin + kChunk));
-  }
-}
 
 // Calls fn(T{}) with T float, Half or BFloat16 for dtype f32, f16, bf16; kType error otherwise.
 template <class Fn>
@@ -82,6 +76,106 @@ inline float StoreRounded(T* p, float v) {
     const uint16_t bits = T::FromFloat(v);
     p->x = bits;
     return static_cast<float>(T(bits, kFromBits));
+  }
+}
+
+// Outputs of at least this many bytes are written with non-temporal (streaming) stores: an
+// ordinary store first reads the line it writes (read for ownership), so a kernel writing a
+// large output moves 1.5x its bytes and cannot get near copy bandwidth (memcpy streams too).
+// Smaller outputs stay in cache for the next op.
+inline constexpr int64_t kStreamBytes = int64_t{8} << 20;
+
+// Elements per block of a streamed output: computed into an L1 stack buffer, then StreamCopy.
+inline constexpr int64_t kStreamBlock = 512;
+
+// Copies `bytes` from an L1 buffer to dst with non-temporal stores (SSE2, so every clone can
+// inline it); unaligned head and tail bytes use ordinary stores. Call StreamFence() before the
+// data is read by another thread (ParallelChunks and ParallelRows do, once per thread).
+OPREG_CPU_ALWAYS_INLINE void StreamCopy(void* __restrict dst, const void* __restrict src,
+                                        int64_t bytes) {
+#if defined(__SSE2__)
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  const int64_t head = std::min<int64_t>(
+      bytes, static_cast<int64_t>((16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15));
+  std::memcpy(d, s, static_cast<size_t>(head));
+  d += head;
+  s += head;
+  bytes -= head;
+  for (; bytes >= 64; bytes -= 64, d += 64, s += 64) {
+    const __m128i v0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+    const __m128i v1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16));
+    const __m128i v2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 32));
+    const __m128i v3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d), v0);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 16), v1);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 32), v2);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 48), v3);
+  }
+  for (; bytes >= 16; bytes -= 16, d += 16, s += 16) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d),
+                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
+  }
+  std::memcpy(d, s, static_cast<size_t>(bytes));
+#else
+  std::memcpy(dst, src, static_cast<size_t>(bytes));
+#endif
+}
+
+// Orders the non-temporal stores before later stores (and the OpenMP barrier after them).
+OPREG_CPU_ALWAYS_INLINE void StreamFence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+// An uninitialized, 64-byte aligned stack buffer of n T: Half and BFloat16 zero-initialize
+// their bits, so a plain T array would be cleared on every call.
+template <class T, int64_t N>
+struct Buffer {
+  alignas(64) unsigned char raw[N * sizeof(T)];
+  T* get() { return reinterpret_cast<T*>(raw); }
+};
+
+// Prefetches [p, p + bytes) into the caches: row kernels prefetch their next row before
+// their last pass over the current one, so memory reads go on while they compute and write.
+OPREG_CPU_ALWAYS_INLINE void Prefetch(const void* p, int64_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (int64_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i, 0, 3);
+}
+
+// Whether an output of n elements of T is large enough to stream (see kStreamBytes).
+template <class T>
+inline bool ShouldStream(int64_t n) {
+  return n * static_cast<int64_t>(sizeof(T)) >= kStreamBytes;
+}
+
+// Calls fn(begin, end) over [0, n) in chunks of kChunk, in parallel above kParallelGrain; static
+// schedule, so each thread gets one contiguous range. `stream`: fn writes with non-temporal
+// stores, and each thread fences them once when its range is done.
+template <class Fn>
+void ParallelChunks(int64_t n, Fn&& fn, bool stream = false) {
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel if (n > kParallelGrain)
+  {
+#pragma omp for schedule(static) nowait
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t begin = c * kChunk;
+      fn(begin, std::min(n, begin + kChunk));
+    }
+    if (stream) StreamFence();
+  }
+}
+
+// Calls fn(r) for r in [0, rows), in parallel when `work` (elements) exceeds kParallelGrain;
+// static schedule. `stream`: as for ParallelChunks.
+template <class Fn>
+void ParallelRows(int64_t rows, int64_t work, bool stream, Fn&& fn) {
+#pragma omp parallel if (work > kParallelGrain)
+  {
+#pragma omp for schedule(static) nowait
+    for (int64_t r = 0; r < rows; ++r) fn(r);
+    if (stream) StreamFence();
   }
 }
 

@@ -49,6 +49,10 @@ OPREG_CPU_MULTIVERSION void FusedAddRmsNormRow(T* __restrict x, T* __restrict z,
     ss += v * v;
   }
   const float inv = 1.0f / std::sqrt(ss / static_cast<float>(h) + eps);
+  if (h <= detail::kRowBuffer) {  // the next rows, read while this one is written
+    detail::Prefetch(x + h, h * static_cast<int64_t>(sizeof(T)));
+    detail::Prefetch(z + h, h * static_cast<int64_t>(sizeof(T)));
+  }
 #pragma omp simd
   for (int64_t j = 0; j < h; ++j) {
     detail::Store(&x[j], static_cast<float>(z[j]) * inv * static_cast<float>(w[j]));
@@ -64,6 +68,9 @@ OPREG_CPU_MULTIVERSION void FusedAddRmsNormRowHalf(Half* __restrict x, Half* __r
   float fx[detail::kRowBuffer], fz[detail::kRowBuffer];
   detail::HalfToFloat(x, fx, h);
   detail::HalfToFloat(z, fz, h);
+  // The next rows, read while this one is computed and written.
+  detail::Prefetch(x + h, h * static_cast<int64_t>(sizeof(Half)));
+  detail::Prefetch(z + h, h * static_cast<int64_t>(sizeof(Half)));
 #pragma omp simd
   for (int64_t j = 0; j < h; ++j) fx[j] += fz[j];
   detail::FloatToHalf(fx, z, h);

@@ -35,11 +35,14 @@ inline uint8_t FloatToE4M3(float f) {
   return static_cast<uint8_t>(sign | mag);
 }
 
-// Quantizes one row; returns its scale.
+// Quantizes one row; returns its scale. `next`: the next row's bytes, prefetched after the
+// absmax pass (null: none).
 template <class T, class Q>
 OPREG_CPU_ALWAYS_INLINE float QuantizeRowImpl(const T* __restrict row, Q* __restrict qrow,
-                                               int64_t h, float qmax) {
+                                              int64_t h, float qmax, const void* next,
+                                              int64_t next_bytes) {
   const float absmax = detail::MaxOf(row, h, 0.0f, [](float v) { return std::fabs(v); });
+  if (next != nullptr) detail::Prefetch(next, next_bytes);
   const float s = absmax / qmax;
   const float inv = s == 0.0f ? 0.0f : 1.0f / s;
   if constexpr (std::is_same_v<Q, int8_t>) {
@@ -63,8 +66,8 @@ OPREG_CPU_ALWAYS_INLINE float QuantizeRowImpl(const T* __restrict row, Q* __rest
 }
 
 template <class T, class Q>
-OPREG_CPU_MULTIVERSION float QuantizeRow(const T* __restrict row, Q* __restrict qrow, int64_t h,
-                                         float qmax) {
+OPREG_CPU_ALWAYS_INLINE float QuantizeRowConverted(const T* __restrict row, Q* __restrict qrow,
+                                                   int64_t h, float qmax) {
   if constexpr (!std::is_same_v<T, float>) {
     // The row is read twice (absmax, then quantize): convert it once (see kRowBuffer).
     if (h <= detail::kRowBuffer) {
@@ -75,10 +78,27 @@ OPREG_CPU_MULTIVERSION float QuantizeRow(const T* __restrict row, Q* __restrict 
 #pragma omp simd
         for (int64_t j = 0; j < h; ++j) f[j] = static_cast<float>(row[j]);
       }
-      return QuantizeRowImpl<float, Q>(f, qrow, h, qmax);
+      detail::Prefetch(row + h, h * static_cast<int64_t>(sizeof(T)));  // the next row
+      return QuantizeRowImpl<float, Q>(f, qrow, h, qmax, nullptr, 0);
     }
   }
-  return QuantizeRowImpl<T, Q>(row, qrow, h, qmax);
+  const bool prefetch = h <= detail::kRowBuffer;
+  return QuantizeRowImpl<T, Q>(row, qrow, h, qmax, prefetch ? row + h : nullptr,
+                               h * static_cast<int64_t>(sizeof(T)));
+}
+
+// `stream`: write qrow with non-temporal stores (see kStreamBytes), through a row buffer.
+template <class T, class Q>
+OPREG_CPU_MULTIVERSION float QuantizeRow(const T* __restrict row, Q* __restrict qrow, int64_t h,
+                                         float qmax, bool stream) {
+  if (stream && h <= detail::kRowBuffer) {
+    detail::Buffer<Q, detail::kRowBuffer> q_buf;
+    Q* q = q_buf.get();
+    const float s = QuantizeRowConverted<T, Q>(row, q, h, qmax);
+    detail::StreamCopy(qrow, q, h * static_cast<int64_t>(sizeof(Q)));
+    return s;
+  }
+  return QuantizeRowConverted<T, Q>(row, qrow, h, qmax);
 }
 
 template <class T, class Q>
@@ -87,8 +107,10 @@ void Quantize(const Tensor& x, Tensor& q, Tensor& scale, float qmax) {
   const T* in = x.data_ptr<T>();
   Q* out = q.data_ptr<Q>();
   float* sc = scale.data_ptr<float>();
-#pragma omp parallel for if (rows * h > detail::kParallelGrain) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) sc[r] = QuantizeRow<T, Q>(in + r * h, out + r * h, h, qmax);
+  const bool stream = detail::ShouldStream<Q>(rows * h);
+  detail::ParallelRows(rows, rows * h, stream, [&](int64_t r) {
+    sc[r] = QuantizeRow<T, Q>(in + r * h, out + r * h, h, qmax, stream);
+  });
 }
 
 }  // namespace

@@ -12,11 +12,13 @@ namespace {
 
 template <class T>
 OPREG_CPU_MULTIVERSION void RmsNormRow(const T* __restrict x, const T* __restrict w,
-                                       T* __restrict y, int64_t h, float eps) {
+                                       T* __restrict y, int64_t h, float eps, bool stream) {
   if constexpr (std::is_same_v<T, Half>) {
     // f16 rows too long for RmsNormRowHalf: convert blocks with F16C (see half_convert.h),
     // compute in f32.
     float fx[detail::kHalfBlock], fw[detail::kHalfBlock];
+    detail::Buffer<Half, detail::kHalfBlock> hy_buf;
+    Half* hy = hy_buf.get();
     float ss = 0.0f;
     for (int64_t j0 = 0; j0 < h; j0 += detail::kHalfBlock) {
       const int64_t m = std::min(detail::kHalfBlock, h - j0);
@@ -31,7 +33,12 @@ OPREG_CPU_MULTIVERSION void RmsNormRow(const T* __restrict x, const T* __restric
       detail::HalfToFloat(w + j0, fw, m);
 #pragma omp simd
       for (int64_t j = 0; j < m; ++j) fx[j] = fx[j] * inv * fw[j];
-      detail::FloatToHalf(fx, y + j0, m);
+      if (stream) {
+        detail::FloatToHalf(fx, hy, m);
+        detail::StreamCopy(y + j0, hy, m * static_cast<int64_t>(sizeof(Half)));
+      } else {
+        detail::FloatToHalf(fx, y + j0, m);
+      }
     }
     return;
   }
@@ -42,25 +49,45 @@ OPREG_CPU_MULTIVERSION void RmsNormRow(const T* __restrict x, const T* __restric
     ss += v * v;
   }
   const float inv = 1.0f / std::sqrt(ss / static_cast<float>(h) + eps);
+  if (h <= detail::kRowBuffer) detail::Prefetch(x + h, h * static_cast<int64_t>(sizeof(T)));
+  // Streamed: blocks computed into buf, then copied out; otherwise one block, in place.
+  detail::Buffer<T, detail::kStreamBlock> buf_storage;
+  T* buf = buf_storage.get();
+  const int64_t step = stream ? detail::kStreamBlock : h;
+  for (int64_t j0 = 0; j0 < h; j0 += step) {
+    const int64_t m = std::min(step, h - j0);
+    T* __restrict o = stream ? buf : y + j0;
+    const T* __restrict xb = x + j0;
+    const T* __restrict wb = w + j0;
 #pragma omp simd
-  for (int64_t j = 0; j < h; ++j) {
-    detail::Store(&y[j], static_cast<float>(x[j]) * inv * static_cast<float>(w[j]));
+    for (int64_t j = 0; j < m; ++j) {
+      detail::Store(&o[j], static_cast<float>(xb[j]) * inv * static_cast<float>(wb[j]));
+    }
+    if (stream) detail::StreamCopy(y + j0, buf, m * static_cast<int64_t>(sizeof(T)));
   }
 }
 
 // f16 rows of at most kRowBuffer elements, with the weight already in f32: the row is converted
 // once (F16C, see half_convert.h) and computed in f32.
 OPREG_CPU_MULTIVERSION void RmsNormRowHalf(const Half* __restrict x, const float* __restrict w,
-                                           Half* __restrict y, int64_t h, float eps) {
+                                           Half* __restrict y, int64_t h, float eps, bool stream) {
   float f[detail::kRowBuffer];
   detail::HalfToFloat(x, f, h);
+  detail::Prefetch(x + h, h * static_cast<int64_t>(sizeof(Half)));  // the next row
   float ss = 0.0f;
 #pragma omp simd reduction(+ : ss)
   for (int64_t j = 0; j < h; ++j) ss += f[j] * f[j];
   const float inv = 1.0f / std::sqrt(ss / static_cast<float>(h) + eps);
 #pragma omp simd
   for (int64_t j = 0; j < h; ++j) f[j] = f[j] * inv * w[j];
-  detail::FloatToHalf(f, y, h);
+  if (stream) {
+    detail::Buffer<Half, detail::kRowBuffer> hy_buf;
+    Half* hy = hy_buf.get();
+    detail::FloatToHalf(f, hy, h);
+    detail::StreamCopy(y, hy, h * static_cast<int64_t>(sizeof(Half)));
+  } else {
+    detail::FloatToHalf(f, y, h);
+  }
 }
 
 }  // namespace
@@ -76,20 +103,24 @@ void RmsNormCpu(const Tensor& input, const Tensor& weight, double eps, Tensor& o
     const T* w = weight.data_ptr<T>();
     T* o = out.data_ptr<T>();
     const float feps = static_cast<float>(eps);
+    const bool stream = detail::ShouldStream<T>(rows * h);
     if constexpr (std::is_same_v<T, Half>) {
       if (h <= detail::kRowBuffer) {
 #pragma omp parallel if (rows * h > detail::kParallelGrain)
         {
           float wf[detail::kRowBuffer];  // the weight in f32, converted once per thread
           detail::HalfToFloat(w, wf, h);
-#pragma omp for schedule(static)
-          for (int64_t r = 0; r < rows; ++r) RmsNormRowHalf(in + r * h, wf, o + r * h, h, feps);
+#pragma omp for schedule(static) nowait
+          for (int64_t r = 0; r < rows; ++r)
+            RmsNormRowHalf(in + r * h, wf, o + r * h, h, feps, stream);
+          if (stream) detail::StreamFence();
         }
         return;
       }
     }
-#pragma omp parallel for if (rows * h > detail::kParallelGrain) schedule(static)
-    for (int64_t r = 0; r < rows; ++r) RmsNormRow<T>(in + r * h, w, o + r * h, h, feps);
+    detail::ParallelRows(rows, rows * h, stream, [&](int64_t r) {
+      RmsNormRow<T>(in + r * h, w, o + r * h, h, feps, stream);
+    });
   });
 }
 

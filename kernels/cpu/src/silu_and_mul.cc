@@ -13,24 +13,42 @@ namespace {
 // y = silu(a) * b over one row.
 template <class T>
 OPREG_CPU_MULTIVERSION void SiluAndMulRow(const T* __restrict a, const T* __restrict b,
-                                          T* __restrict y, int64_t d) {
+                                          T* __restrict y, int64_t d, bool stream) {
   if constexpr (std::is_same_v<T, Half>) {
     // f16: convert blocks with F16C (see half_convert.h), compute in f32.
     float fa[detail::kHalfBlock], fb[detail::kHalfBlock];
+    detail::Buffer<Half, detail::kHalfBlock> hy_buf;
+    Half* hy = hy_buf.get();
     for (int64_t j0 = 0; j0 < d; j0 += detail::kHalfBlock) {
       const int64_t m = std::min(detail::kHalfBlock, d - j0);
       detail::HalfToFloat(a + j0, fa, m);
       detail::HalfToFloat(b + j0, fb, m);
 #pragma omp simd
       for (int64_t j = 0; j < m; ++j) fa[j] = fa[j] / (1.0f + detail::ExpF(-fa[j])) * fb[j];
-      detail::FloatToHalf(fa, y + j0, m);
+      if (stream) {
+        detail::FloatToHalf(fa, hy, m);
+        detail::StreamCopy(y + j0, hy, m * static_cast<int64_t>(sizeof(Half)));
+      } else {
+        detail::FloatToHalf(fa, y + j0, m);
+      }
     }
     return;
   }
+  // Streamed: blocks computed into buf, then copied out; otherwise one block, in place.
+  detail::Buffer<T, detail::kStreamBlock> buf_storage;
+  T* buf = buf_storage.get();
+  const int64_t step = stream ? detail::kStreamBlock : d;
+  for (int64_t j0 = 0; j0 < d; j0 += step) {
+    const int64_t m = std::min(step, d - j0);
+    T* __restrict o = stream ? buf : y + j0;
+    const T* __restrict ab = a + j0;
+    const T* __restrict bb = b + j0;
 #pragma omp simd
-  for (int64_t j = 0; j < d; ++j) {
-    const float av = static_cast<float>(a[j]);
-    detail::Store(&y[j], av / (1.0f + detail::ExpF(-av)) * static_cast<float>(b[j]));
+    for (int64_t j = 0; j < m; ++j) {
+      const float av = static_cast<float>(ab[j]);
+      detail::Store(&o[j], av / (1.0f + detail::ExpF(-av)) * static_cast<float>(bb[j]));
+    }
+    if (stream) detail::StreamCopy(y + j0, buf, m * static_cast<int64_t>(sizeof(T)));
   }
 }
 
@@ -44,11 +62,11 @@ void SiluAndMulCpu(const Tensor& x, Tensor& out) {
     const int64_t d = out.size(-1), rows = detail::Rows(out);
     const T* in = x.data_ptr<T>();
     T* o = out.data_ptr<T>();
-#pragma omp parallel for if (rows * d > detail::kParallelGrain) schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
+    const bool stream = detail::ShouldStream<T>(rows * d);
+    detail::ParallelRows(rows, rows * d, stream, [&](int64_t r) {
       const T* a = in + r * 2 * d;
-      SiluAndMulRow<T>(a, a + d, o + r * d, d);
-    }
+      SiluAndMulRow<T>(a, a + d, o + r * d, d, stream);
+    });
   });
 }
 

@@ -15,10 +15,13 @@ namespace {
 
 // dst = softmax(src) over n floats, max-subtracted, accumulated in f32; dst may be src. exp is
 // stored once in dst and rescaled in place (the row is still in cache). A NaN anywhere makes the
-// sum, and so every output, NaN (as torch); the max need not see it.
-OPREG_CPU_ALWAYS_INLINE void SoftmaxF32(const float* src, float* dst, int64_t n) {
+// sum, and so every output, NaN (as torch); the max need not see it. `next`: bytes to prefetch
+// after the max pass (the next row; null: none).
+OPREG_CPU_ALWAYS_INLINE void SoftmaxF32(const float* src, float* dst, int64_t n,
+                                        const void* next = nullptr, int64_t next_bytes = 0) {
   const float m = detail::MaxOf(src, n, -std::numeric_limits<float>::infinity(),
                                 [](float v) { return v; });
+  if (next != nullptr) detail::Prefetch(next, next_bytes);
   float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
   for (int64_t j = 0; j < n; ++j) {
@@ -33,9 +36,16 @@ OPREG_CPU_ALWAYS_INLINE void SoftmaxF32(const float* src, float* dst, int64_t n)
 
 // Softmax of one contiguous row.
 template <class T>
-OPREG_CPU_MULTIVERSION void SoftmaxRow(const T* __restrict x, T* __restrict y, int64_t n) {
+OPREG_CPU_MULTIVERSION void SoftmaxRow(const T* __restrict x, T* __restrict y, int64_t n,
+                                       bool stream) {
   if constexpr (std::is_same_v<T, float>) {
-    SoftmaxF32(x, y, n);
+    if (stream && n <= detail::kRowBuffer) {
+      float e[detail::kRowBuffer];
+      SoftmaxF32(x, e, n, x + n, n * static_cast<int64_t>(sizeof(float)));
+      detail::StreamCopy(y, e, n * static_cast<int64_t>(sizeof(float)));
+    } else {
+      SoftmaxF32(x, y, n);
+    }
   } else if (n <= detail::kRowBuffer) {
     // 16-bit rows are converted into an f32 buffer and computed there: outputs are rounded
     // once, and exp runs once. Longer rows compute exp twice instead.
@@ -46,13 +56,19 @@ OPREG_CPU_MULTIVERSION void SoftmaxRow(const T* __restrict x, T* __restrict y, i
 #pragma omp simd
       for (int64_t j = 0; j < n; ++j) e[j] = static_cast<float>(x[j]);
     }
+    detail::Prefetch(x + n, n * static_cast<int64_t>(sizeof(T)));  // the next row
     SoftmaxF32(e, e, n);
+    // Streamed: converted into a row buffer, then copied out (see kStreamBytes).
+    detail::Buffer<T, detail::kRowBuffer> buf_storage;
+    T* buf = buf_storage.get();
+    T* __restrict o = stream ? buf : y;
     if constexpr (std::is_same_v<T, Half>) {
-      detail::FloatToHalf(e, y, n);
+      detail::FloatToHalf(e, o, n);
     } else {
 #pragma omp simd
-      for (int64_t j = 0; j < n; ++j) detail::Store(&y[j], e[j]);
+      for (int64_t j = 0; j < n; ++j) detail::Store(&o[j], e[j]);
     }
+    if (stream) detail::StreamCopy(y, buf, n * static_cast<int64_t>(sizeof(T)));
   } else {
     const float m = detail::MaxOf(x, n, -std::numeric_limits<float>::infinity(),
                                   [](float v) { return v; });
@@ -101,16 +117,16 @@ void SoftmaxCpu(const Tensor& x, int64_t dim, Tensor& out) {
     const int64_t slices = outer * inner;
     const T* in = x.data_ptr<T>();
     T* o = out.data_ptr<T>();
-#pragma omp parallel for if (slices * n > detail::kParallelGrain) schedule(static)
-    for (int64_t s = 0; s < slices; ++s) {
+    const bool stream = detail::ShouldStream<T>(x.numel());
+    detail::ParallelRows(slices, slices * n, stream, [&](int64_t s) {
       const int64_t oi = s / inner, ii = s % inner;
       const int64_t base = oi * n * inner + ii;
       if (inner == 1) {
-        SoftmaxRow<T>(in + base, o + base, n);
+        SoftmaxRow<T>(in + base, o + base, n, stream);
       } else {
         SoftmaxStrided<T>(in + base, o + base, n, inner);
       }
-    }
+    });
   });
 }
 

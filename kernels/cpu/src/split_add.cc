@@ -9,12 +9,17 @@
 namespace opreg::kernels::cpu {
 namespace {
 
+// `stream`: write the outputs with non-temporal stores (see kStreamBytes).
 template <class T>
 OPREG_CPU_MULTIVERSION void SplitAddChunk(const T* __restrict px, const T* __restrict py,
-                                          T* __restrict ps, T* __restrict pd, int64_t n) {
+                                          T* __restrict ps, T* __restrict pd, int64_t n,
+                                          bool stream) {
   if constexpr (std::is_same_v<T, Half>) {
     // f16: convert blocks with F16C (see half_convert.h), compute in f32.
     float fx[detail::kHalfBlock], fy[detail::kHalfBlock];
+    detail::Buffer<Half, detail::kHalfBlock> hs_buf, hd_buf;
+    Half* hs = hs_buf.get();
+    Half* hd = hd_buf.get();
     for (int64_t i0 = 0; i0 < n; i0 += detail::kHalfBlock) {
       const int64_t m = std::min(detail::kHalfBlock, n - i0);
       detail::HalfToFloat(px + i0, fx, m);
@@ -25,16 +30,39 @@ OPREG_CPU_MULTIVERSION void SplitAddChunk(const T* __restrict px, const T* __res
         fx[i] = a + b;
         fy[i] = a - b;
       }
-      detail::FloatToHalf(fx, ps + i0, m);
-      detail::FloatToHalf(fy, pd + i0, m);
+      if (stream) {
+        detail::FloatToHalf(fx, hs, m);
+        detail::FloatToHalf(fy, hd, m);
+        detail::StreamCopy(ps + i0, hs, m * static_cast<int64_t>(sizeof(Half)));
+        detail::StreamCopy(pd + i0, hd, m * static_cast<int64_t>(sizeof(Half)));
+      } else {
+        detail::FloatToHalf(fx, ps + i0, m);
+        detail::FloatToHalf(fy, pd + i0, m);
+      }
     }
     return;
   }
+  // Streamed: blocks computed into buffers, then copied out; otherwise one block, in place.
+  detail::Buffer<T, detail::kStreamBlock> bs_buf, bd_buf;
+  T* bs = bs_buf.get();
+  T* bd = bd_buf.get();
+  const int64_t step = stream ? detail::kStreamBlock : n;
+  for (int64_t i0 = 0; i0 < n; i0 += step) {
+    const int64_t m = std::min(step, n - i0);
+    T* __restrict os = stream ? bs : ps + i0;
+    T* __restrict od = stream ? bd : pd + i0;
+    const T* __restrict x = px + i0;
+    const T* __restrict y = py + i0;
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) {
-    const float a = static_cast<float>(px[i]), b = static_cast<float>(py[i]);
-    detail::Store(&ps[i], a + b);
-    detail::Store(&pd[i], a - b);
+    for (int64_t i = 0; i < m; ++i) {
+      const float a = static_cast<float>(x[i]), b = static_cast<float>(y[i]);
+      detail::Store(&os[i], a + b);
+      detail::Store(&od[i], a - b);
+    }
+    if (stream) {
+      detail::StreamCopy(ps + i0, bs, m * static_cast<int64_t>(sizeof(T)));
+      detail::StreamCopy(pd + i0, bd, m * static_cast<int64_t>(sizeof(T)));
+    }
   }
 }
 
@@ -50,9 +78,13 @@ void SplitAddCpu(const Tensor& x, const Tensor& y, Tensor& sum, Tensor& diff) {
     const T* py = y.data_ptr<T>();
     T* ps = sum.data_ptr<T>();
     T* pd = diff.data_ptr<T>();
-    detail::ParallelChunks(x.numel(), [&](int64_t begin, int64_t end) {
-      SplitAddChunk<T>(px + begin, py + begin, ps + begin, pd + begin, end - begin);
-    });
+    const bool stream = detail::ShouldStream<T>(2 * x.numel());
+    detail::ParallelChunks(
+        x.numel(),
+        [&](int64_t begin, int64_t end) {
+          SplitAddChunk<T>(px + begin, py + begin, ps + begin, pd + begin, end - begin, stream);
+        },
+        stream);
   });
 }
 
