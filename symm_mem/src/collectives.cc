@@ -16,6 +16,7 @@
 #include "opreg/core/half.h"
 #include "opreg/kernels/cpu/fused_add_rms_norm.h"
 #include "opreg/ops/meta_functions.h"
+#include "opreg/symm_mem/collective_checks.h"
 
 namespace opreg::symm_mem {
 namespace {
@@ -269,33 +270,6 @@ void DispatchFloat(std::string_view op, DType dtype, F&& f) {
   }
 }
 
-void CheckReduceOp(std::string_view op, std::string_view reduce_op, int index) {
-  OPREG_CHECK_VALUE(reduce_op == "sum",
-                    ArgErrorMessage(op, "reduce_op", index, "'sum' (the only reduction supported)",
-                                    StrCat("'", reduce_op, "'")));
-}
-
-void CheckOut(std::string_view op, const char* arg, int index, const Tensor& out,
-              const Tensor& input, int64_t numel) {
-  OPREG_CHECK_VALUE(out.defined(), ArgErrorMessage(op, arg, index, "a tensor", "undefined"));
-  OPREG_CHECK_VALUE(out.is_cpu(), ArgErrorMessage(op, arg, index, "a cpu tensor",
-                                                  StrCat("device ", out.device().str())));
-  OPREG_CHECK_TYPE(out.dtype() == input.dtype(),
-                   ArgErrorMessage(op, arg, index, StrCat("dtype ", DTypeName(input.dtype())),
-                                   DTypeName(out.dtype())));
-  OPREG_CHECK_VALUE(out.is_contiguous(),
-                    ArgErrorMessage(op, arg, index, "a contiguous tensor", "a strided one"));
-  OPREG_CHECK_VALUE(out.numel() == numel,
-                    ArgErrorMessage(op, arg, index, StrCat(numel, " elements"),
-                                    StrCat(out.numel(), " (", out.ToString(), ")")));
-  const char* a = static_cast<const char*>(input.data_ptr());
-  const char* b = static_cast<const char*>(out.data_ptr());
-  const bool overlap =
-      input.nbytes() > 0 && out.nbytes() > 0 && a < b + out.nbytes() && b < a + input.nbytes();
-  OPREG_CHECK_VALUE(!overlap, ArgErrorMessage(op, arg, index, "memory not overlapping 'input'",
-                                              "an overlapping tensor"));
-}
-
 }  // namespace
 
 namespace {
@@ -363,11 +337,8 @@ Tensor& one_shot_all_reduce_out(const Tensor& input, std::string_view reduce_op,
   constexpr std::string_view op = "symm_mem::one_shot_all_reduce_out";
   CheckReduceOp(op, reduce_op, 1);
   Operand in = Get(op, "input", 0, input, group_name);
-  CheckOut(op, "out", 3, out, input, input.numel());
-  OPREG_CHECK_VALUE(std::equal(out.sizes().begin(), out.sizes().end(), input.sizes().begin(),
-                               input.sizes().end()),
-                    ArgErrorMessage(op, "out", 3, StrCat("the shape of input ", input.ToString()),
-                                    out.ToString()));
+  CheckCollectiveOut(op, 3, out, input, input.numel());
+  CheckSameShapeOut(op, 3, out, input);
   DispatchFloat(op, input.dtype(), [&](auto tag) {
     using T = decltype(tag);
     OneShot<T>(in.ctx, input.numel(), static_cast<T*>(out.data_ptr()));
@@ -389,16 +360,8 @@ Tensor& all_gather_out(const Tensor& input, std::string_view group_name, Tensor&
   constexpr std::string_view op = "symm_mem::all_gather_out";
   Operand in = Get(op, "input", 0, input, group_name);
   const int w = in.ctx.world;
-  CheckOut(op, "out", 2, out, input, input.numel() * w);
-  if (input.dim() > 0) {
-    OPREG_CHECK_VALUE(
-        out.dim() == input.dim() && out.size(0) == input.size(0) * w &&
-            std::equal(out.sizes().begin() + 1, out.sizes().end(), input.sizes().begin() + 1),
-        ArgErrorMessage(
-            op, "out", 2,
-            StrCat("shape [world * size(0), ...] of input ", input.ToString(), " with world ", w),
-            out.ToString()));
-  }
+  CheckCollectiveOut(op, 2, out, input, input.numel() * w);
+  CheckAllGatherOutShape(op, 2, out, input, w);
   DispatchFloat(op, input.dtype(), [&](auto) {
     AllGather(in.ctx, input.nbytes(), static_cast<char*>(out.data_ptr()));
   });
@@ -411,11 +374,8 @@ Tensor& reduce_scatter_out(const Tensor& input, std::string_view reduce_op,
   CheckReduceOp(op, reduce_op, 1);
   Operand in = Get(op, "input", 0, input, group_name);
   const int w = in.ctx.world;
-  OPREG_CHECK_VALUE(input.numel() % w == 0,
-                    ArgErrorMessage(op, "input", 0,
-                                    StrCat("a number of elements divisible by the world size ", w),
-                                    StrCat(input.numel())));
-  CheckOut(op, "out", 3, out, input, input.numel() / w);
+  CheckDivisibleByWorld(op, input, w);
+  CheckCollectiveOut(op, 3, out, input, input.numel() / w);
   DispatchFloat(op, input.dtype(), [&](auto tag) {
     using T = decltype(tag);
     ReduceScatter<T>(in.ctx, input.numel(), static_cast<T*>(out.data_ptr()));

@@ -358,6 +358,24 @@ TEST_CASE("Single-rank group: ops, argument errors, meta, registry") {
         rs.CallBoxed({opreg::IValue(x), opreg::IValue("sum"), opreg::IValue("solo")},
                      {{"out", opreg::IValue(bad_out)}}),
         Catch::Contains("argument 'out' (#3): expected 15 elements"));
+    // The out checks every backend shares (collective_checks.h). (A meta out would send the
+    // call to the Meta kernel, as in PyTorch, so the device check shows on CUDA calls.)
+    auto one_out = opreg::Dispatcher::Get().FindOpOrThrow("symm_mem::one_shot_all_reduce_out");
+    auto call_one = [&](const Tensor& out) {
+      return one_out.CallBoxed({opreg::IValue(x), opreg::IValue("sum"), opreg::IValue("solo")},
+                               {{"out", opreg::IValue(out)}});
+    };
+    CHECK_THROWS_WITH(call_one(opreg::empty({3, 5}, DType::kBFloat16)),
+                      Catch::Contains("argument 'out' (#3): expected dtype f32, got bf16"));
+    CHECK_THROWS_WITH(call_one(opreg::empty({3, 6}, DType::kFloat32).narrow(1, 0, 5)),
+                      Catch::Contains("expected a contiguous tensor, got a strided one"));
+    CHECK_THROWS_WITH(call_one(opreg::empty({5, 3}, DType::kFloat32)),
+                      Catch::Contains("expected the shape of input"));
+    CHECK_THROWS_WITH(call_one(x), Catch::Contains("expected memory not overlapping 'input'"));
+    auto ag = opreg::Dispatcher::Get().FindOpOrThrow("symm_mem::all_gather_out");
+    CHECK_THROWS_WITH(ag.CallBoxed({opreg::IValue(x), opreg::IValue("solo")},
+                                   {{"out", opreg::IValue(opreg::empty({5, 3}, DType::kFloat32))}}),
+                      Catch::Contains("expected shape [world * size(0), ...] of input"));
 
     // Meta: shapes only.
     Tensor m = opreg::empty({2, 3}, DType::kBFloat16, opreg::Device::meta());

@@ -22,6 +22,7 @@
 #include "opreg/dispatch/library.h"
 #include "opreg/kernels/cuda/fused_add_rms_norm.h"
 #include "opreg/ops/meta_functions.h"
+#include "opreg/symm_mem/collective_checks.h"
 #include "opreg/symm_mem/cuda/cuda_group.h"
 #include "opreg/symm_mem/cuda/device_collectives.h"
 
@@ -62,34 +63,6 @@ Operand SymmetricOperand(std::string_view op, std::string_view arg, int index, c
   return o;
 }
 
-void CheckReduceOp(std::string_view op, std::string_view reduce_op) {
-  OPREG_CHECK_VALUE(reduce_op == "sum",
-                    ArgErrorMessage(op, "reduce_op", 1, "'sum' (the only reduction supported)",
-                                    StrCat("'", reduce_op, "'")));
-}
-
-void CheckOut(std::string_view op, int index, const Tensor& out, const Tensor& input,
-              int64_t numel) {
-  OPREG_CHECK_VALUE(out.defined(), ArgErrorMessage(op, "out", index, "a tensor", "undefined"));
-  OPREG_CHECK_VALUE(out.is_cuda() && out.device() == input.device(),
-                    ArgErrorMessage(op, "out", index, StrCat("device ", input.device().str()),
-                                    StrCat("device ", out.device().str())));
-  OPREG_CHECK_TYPE(out.dtype() == input.dtype(),
-                   ArgErrorMessage(op, "out", index, StrCat("dtype ", DTypeName(input.dtype())),
-                                   DTypeName(out.dtype())));
-  OPREG_CHECK_VALUE(out.is_contiguous(),
-                    ArgErrorMessage(op, "out", index, "a contiguous tensor", "a strided one"));
-  OPREG_CHECK_VALUE(out.numel() == numel,
-                    ArgErrorMessage(op, "out", index, StrCat(numel, " elements"),
-                                    StrCat(out.numel(), " (", out.ToString(), ")")));
-  const char* a = static_cast<const char*>(input.data_ptr());
-  const char* b = static_cast<const char*>(out.data_ptr());
-  const bool overlap =
-      input.nbytes() > 0 && out.nbytes() > 0 && a < b + out.nbytes() && b < a + input.nbytes();
-  OPREG_CHECK_VALUE(!overlap, ArgErrorMessage(op, "out", index, "memory not overlapping 'input'",
-                                              "an overlapping tensor"));
-}
-
 void Launch(Collective kind, const Operand& o, const Tensor& input, void* out) {
   CollectiveArgs a;
   a.kind = kind;
@@ -110,20 +83,17 @@ void Launch(Collective kind, const Operand& o, const Tensor& input, void* out) {
 Tensor& OneShotAllReduceOut(const Tensor& input, std::string_view reduce_op,
                             std::string_view group_name, Tensor& out) {
   constexpr std::string_view op = "symm_mem::one_shot_all_reduce_out";
-  CheckReduceOp(op, reduce_op);
+  CheckReduceOp(op, reduce_op, 1);
   const Operand o = SymmetricOperand(op, "input", 0, input, group_name);
-  CheckOut(op, 3, out, input, input.numel());
-  OPREG_CHECK_VALUE(std::equal(out.sizes().begin(), out.sizes().end(), input.sizes().begin(),
-                               input.sizes().end()),
-                    ArgErrorMessage(op, "out", 3, StrCat("the shape of input ", input.ToString()),
-                                    out.ToString()));
+  CheckCollectiveOut(op, 3, out, input, input.numel());
+  CheckSameShapeOut(op, 3, out, input);
   Launch(Collective::kOneShotAllReduce, o, input, out.data_ptr());
   return out;
 }
 
 void TwoShotAllReduce(Tensor& input, std::string_view reduce_op, std::string_view group_name) {
   constexpr std::string_view op = "symm_mem::two_shot_all_reduce_";
-  CheckReduceOp(op, reduce_op);
+  CheckReduceOp(op, reduce_op, 1);
   const Operand o = SymmetricOperand(op, "input", 0, input, group_name);
   Launch(Collective::kTwoShotAllReduce, o, input, nullptr);
 }
@@ -132,16 +102,8 @@ Tensor& AllGatherOut(const Tensor& input, std::string_view group_name, Tensor& o
   constexpr std::string_view op = "symm_mem::all_gather_out";
   const Operand o = SymmetricOperand(op, "input", 0, input, group_name);
   const int w = o.handle->world_size();
-  CheckOut(op, 2, out, input, input.numel() * w);
-  if (input.dim() > 0) {
-    OPREG_CHECK_VALUE(
-        out.dim() == input.dim() && out.size(0) == input.size(0) * w &&
-            std::equal(out.sizes().begin() + 1, out.sizes().end(), input.sizes().begin() + 1),
-        ArgErrorMessage(
-            op, "out", 2,
-            StrCat("shape [world * size(0), ...] of input ", input.ToString(), " with world ", w),
-            out.ToString()));
-  }
+  CheckCollectiveOut(op, 2, out, input, input.numel() * w);
+  CheckAllGatherOutShape(op, 2, out, input, w);
   Launch(Collective::kAllGather, o, input, out.data_ptr());
   return out;
 }
@@ -149,14 +111,11 @@ Tensor& AllGatherOut(const Tensor& input, std::string_view group_name, Tensor& o
 Tensor& ReduceScatterOut(const Tensor& input, std::string_view reduce_op,
                          std::string_view group_name, Tensor& out) {
   constexpr std::string_view op = "symm_mem::reduce_scatter_out";
-  CheckReduceOp(op, reduce_op);
+  CheckReduceOp(op, reduce_op, 1);
   const Operand o = SymmetricOperand(op, "input", 0, input, group_name);
   const int w = o.handle->world_size();
-  OPREG_CHECK_VALUE(input.numel() % w == 0,
-                    ArgErrorMessage(op, "input", 0,
-                                    StrCat("a number of elements divisible by the world size ", w),
-                                    StrCat(input.numel())));
-  CheckOut(op, 3, out, input, input.numel() / w);
+  CheckDivisibleByWorld(op, input, w);
+  CheckCollectiveOut(op, 3, out, input, input.numel() / w);
   Launch(Collective::kReduceScatter, o, input, out.data_ptr());
   return out;
 }
