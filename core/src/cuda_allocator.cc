@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "allocator_internal.h"
 #include "opreg/core/allocator.h"
+#include "opreg/core/cuda_device_guard.h"
 #include "opreg/core/cuda_stream.h"
 #include "opreg/core/error.h"
 
@@ -33,26 +34,6 @@ std::string CudaErrorText(cudaError_t err) {
     }                                                                    \
   } while (false)
 
-// Sets the current device for a scope (and restores it), so that frees from other threads or
-// for other devices go to the right device.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    if (cudaGetDevice(&previous_) == cudaSuccess && previous_ != device) {
-      if (cudaSetDevice(device) == cudaSuccess) restore_ = true;
-    }
-  }
-  ~DeviceGuard() {
-    if (restore_) cudaSetDevice(previous_);
-  }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int previous_ = -1;
-  bool restore_ = false;
-};
-
 // The deleter gets only the context, so it carries the device the block belongs to.
 struct CudaBlock {
   void* ptr;
@@ -62,10 +43,13 @@ struct CudaBlock {
 
 void FreeCudaBlock(void* context) {
   std::unique_ptr<CudaBlock> block(static_cast<CudaBlock*>(context));
-  DeviceGuard guard(block->device);
   // Errors here cannot be reported (deleters must not throw); during process teardown the
   // driver may already be gone, which is harmless.
-  if (cudaFreeAsync(block->ptr, block->stream) != cudaSuccess) (void)cudaGetLastError();
+  try {
+    CudaDeviceGuard guard(block->device);  // frees from any thread go to the block's device
+    if (cudaFreeAsync(block->ptr, block->stream) != cudaSuccess) (void)cudaGetLastError();
+  } catch (const Error&) {
+  }
 }
 
 class CudaAllocatorImpl final : public Allocator {
@@ -75,7 +59,7 @@ class CudaAllocatorImpl final : public Allocator {
   DataPtr Allocate(size_t nbytes) override {
     const Device device = Device::cuda(device_);
     if (nbytes == 0) return DataPtr(nullptr, nullptr, nullptr, device);
-    DeviceGuard guard(device_);
+    CudaDeviceGuard guard(device_);
     void* ptr = nullptr;
     // The pool makes this cheap after warm-up.
     auto stream = static_cast<cudaStream_t>(CurrentCudaStream(device_));
@@ -91,6 +75,19 @@ class CudaAllocatorImpl final : public Allocator {
 
 }  // namespace
 
+CudaDeviceGuard::CudaDeviceGuard(int device) {
+  if (device < 0) return;
+  OPREG_CUDA_CHECK_(cudaGetDevice(&previous_), "cudaGetDevice");
+  if (previous_ != device) {
+    OPREG_CUDA_CHECK_(cudaSetDevice(device), StrCat("cudaSetDevice(", device, ")"));
+    restore_ = true;
+  }
+}
+
+CudaDeviceGuard::~CudaDeviceGuard() {
+  if (restore_ && cudaSetDevice(previous_) != cudaSuccess) (void)cudaGetLastError();
+}
+
 int CudaDeviceCount() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
@@ -105,7 +102,7 @@ bool CudaAvailable() { return CudaDeviceCount() > 0; }
 void CudaMemcpy(void* dst, const void* src, size_t nbytes, int device) {
   if (nbytes == 0) return;
   if (device < 0) OPREG_CUDA_CHECK_(cudaGetDevice(&device), "cudaGetDevice");
-  DeviceGuard guard(device);
+  CudaDeviceGuard guard(device);
   // Ordered after the work queued on the current stream (which may be a non-blocking stream
   // that a plain cudaMemcpy, on the legacy stream, would not wait for), then waited for.
   auto stream = static_cast<cudaStream_t>(CurrentCudaStream(device));

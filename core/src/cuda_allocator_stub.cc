@@ -2,9 +2,16 @@
 // asked for, and refuse plainly where CUDA memory is needed.
 #include "allocator_internal.h"
 #include "opreg/core/allocator.h"
+#include "opreg/core/cuda_device_guard.h"
 #include "opreg/core/error.h"
 
 namespace opreg {
+
+CudaDeviceGuard::CudaDeviceGuard(int device) {
+  OPREG_CHECK_NOT_IMPLEMENTED(device < 0, "CudaDeviceGuard(", device,
+                              "): opreg was built without CUDA (OPREG_BUILD_CUDA=OFF)");
+}
+CudaDeviceGuard::~CudaDeviceGuard() = default;
 
 int CudaDeviceCount() { return 0; }
 

@@ -18,6 +18,7 @@
 #include <optional>
 #include <tuple>
 
+#include "opreg/core/cuda_device_guard.h"
 #include "opreg/core/cuda_stream.h"
 #include "opreg/dispatch/library.h"
 #include "opreg/kernels/cuda/add.h"
@@ -55,32 +56,10 @@ cudaStream_t StreamOf(Device device) {
   return static_cast<cudaStream_t>(CurrentCudaStream(index));
 }
 
-// Makes `device` current for a scope (launches and cuBLAS go to the current device).
-class CurrentDevice {
- public:
-  explicit CurrentDevice(Device device) {
-    if (device.index < 0) return;
-    if (cudaGetDevice(&previous_) == cudaSuccess && previous_ != device.index &&
-        cudaSetDevice(device.index) == cudaSuccess) {
-      restore_ = true;
-    }
-    (void)cudaGetLastError();
-  }
-  ~CurrentDevice() {
-    if (restore_) cudaSetDevice(previous_);
-  }
-  CurrentDevice(const CurrentDevice&) = delete;
-  CurrentDevice& operator=(const CurrentDevice&) = delete;
-
- private:
-  int previous_ = -1;
-  bool restore_ = false;
-};
-
 Tensor& AddOut(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
   const Device dev = CudaDeviceOf(self);
   CheckAddOut("opreg::add.out", self, other, alpha, out, dev);
-  CurrentDevice guard(dev);
+  CudaDeviceGuard guard(dev.index);
   k::AddOut(self, other, alpha.toDouble(), out, StreamOf(dev));
   return out;
 }
@@ -88,7 +67,7 @@ Tensor& AddOut(const Tensor& self, const Tensor& other, const Scalar& alpha, Ten
 Tensor& MulOut(const Tensor& self, const Tensor& other, Tensor& out) {
   const Device dev = CudaDeviceOf(self);
   CheckMulOut("opreg::mul.out", self, other, out, dev);
-  CurrentDevice guard(dev);
+  CudaDeviceGuard guard(dev.index);
   k::MulOut(self, other, out, StreamOf(dev));
   return out;
 }
@@ -97,7 +76,7 @@ std::tuple<Tensor&, Tensor&> SplitAddOut(const Tensor& x, const Tensor& y, Tenso
                                          Tensor& out1) {
   const Device dev = CudaDeviceOf(x);
   CheckSplitAddOut("opreg::split_add.out", x, y, out0, out1, dev);
-  CurrentDevice guard(dev);
+  CudaDeviceGuard guard(dev.index);
   k::SplitAddOut(x, y, out0, out1, StreamOf(dev));
   return {out0, out1};
 }
@@ -105,7 +84,7 @@ std::tuple<Tensor&, Tensor&> SplitAddOut(const Tensor& x, const Tensor& y, Tenso
 Tensor& RmsNormOut(const Tensor& input, const Tensor& weight, double eps, Tensor& out) {
   const Device dev = CudaDeviceOf(input);
   CheckRmsNormOut("opreg::rms_norm.out", input, weight, eps, out, dev);
-  CurrentDevice guard(dev);
+  CudaDeviceGuard guard(dev.index);
   k::RmsNormOut(input, weight, eps, out, StreamOf(dev));
   return out;
 }
@@ -113,14 +92,14 @@ Tensor& RmsNormOut(const Tensor& input, const Tensor& weight, double eps, Tensor
 void FusedAddRmsNorm(Tensor& input, Tensor& residual, const Tensor& weight, double eps) {
   const Device dev = CudaDeviceOf(input);
   CheckFusedAddRmsNormOn("opreg::fused_add_rms_norm_", input, residual, weight, eps, dev);
-  CurrentDevice guard(dev);
+  CudaDeviceGuard guard(dev.index);
   k::FusedAddRmsNormInplace(input, residual, weight, eps, StreamOf(dev));
 }
 
 Tensor& SiluAndMulOut(const Tensor& x, Tensor& out) {
   const Device dev = CudaDeviceOf(x);
   CheckSiluAndMulOut("opreg::silu_and_mul.out", x, out, dev);
-  CurrentDevice guard(dev);
+  CudaDeviceGuard guard(dev.index);
   k::SiluAndMulOut(x, out, StreamOf(dev));
   return out;
 }
@@ -129,7 +108,7 @@ std::tuple<Tensor&, Tensor&> PerTokenQuantOut(const Tensor& x, DType dtype, Tens
                                               Tensor& scale) {
   const Device dev = CudaDeviceOf(x);
   CheckPerTokenQuantOut("opreg::per_token_quant.out", x, dtype, q, scale, dev);
-  CurrentDevice guard(dev);
+  CudaDeviceGuard guard(dev.index);
   k::PerTokenQuantOut(x, q, scale, StreamOf(dev));
   return {q, scale};
 }
@@ -138,7 +117,7 @@ std::tuple<Tensor&, Tensor&> TopkOut(const Tensor& x, int64_t kk, int64_t dim, b
                                      Tensor& values, Tensor& indices) {
   const Device dev = CudaDeviceOf(x);
   CheckTopkOut("opreg::topk.out", x, kk, dim, largest, values, indices, dev);
-  CurrentDevice guard(dev);
+  CudaDeviceGuard guard(dev.index);
   k::TopkOut(x, kk, WrapDim("opreg::topk.out", "dim", 2, dim, x.dim()), largest, values, indices,
              StreamOf(dev));
   return {values, indices};
@@ -147,7 +126,7 @@ std::tuple<Tensor&, Tensor&> TopkOut(const Tensor& x, int64_t kk, int64_t dim, b
 Tensor& SoftmaxOut(const Tensor& x, int64_t dim, Tensor& out) {
   const Device dev = CudaDeviceOf(x);
   CheckSoftmaxOut("opreg::softmax.out", x, dim, out, dev);
-  CurrentDevice guard(dev);
+  CudaDeviceGuard guard(dev.index);
   k::SoftmaxOut(x, WrapDim("opreg::softmax.out", "dim", 1, dim, x.dim()), out, StreamOf(dev));
   return out;
 }
@@ -156,7 +135,7 @@ Tensor& LinearOut(const Tensor& x, const Tensor& weight, const std::optional<Ten
                   Tensor& out) {
   const Device dev = CudaDeviceOf(x);
   CheckLinearOut("opreg::linear.out", x, weight, bias, out, dev);
-  CurrentDevice guard(dev);
+  CudaDeviceGuard guard(dev.index);
   k::LinearOut(x, weight, bias, out, StreamOf(dev));
   return out;
 }

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "fork_ranks.h"
 #include "opreg/core/error.h"
 #include "opreg/core/half.h"
 #include "opreg/core/tensor_factories.h"
@@ -71,15 +72,6 @@ int CountHeapMaps() {
   return n;
 }
 
-#define CHILD_CHECK(cond)                                                                  \
-  do {                                                                                     \
-    if (!(cond)) {                                                                         \
-      std::fprintf(stderr, "rank check failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-      std::fflush(stderr);                                                                 \
-      _exit(3);                                                                            \
-    }                                                                                      \
-  } while (0)
-
 struct RankEnv {
   int rank;
   int world;
@@ -93,15 +85,9 @@ std::vector<int> RunRanks(int world, const std::function<void(RankEnv&)>& body,
                           sm::GroupOptions opts = {}, bool check_clean = true,
                           int watchdog_s = 25) {
   const std::string dir = MakeTempDir();
-  std::vector<pid_t> pids;
-  std::fflush(stdout);
-  std::fflush(stderr);
-  for (int r = 0; r < world; ++r) {
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      int code = 0;
-      try {
+  const std::vector<int> codes = opreg_test::ForkRanks(
+      world,
+      [&](int r) {
         const int fds0 = CountFds();
         {
           RankEnv env{r, world, nullptr};
@@ -112,43 +98,12 @@ std::vector<int> RunRanks(int world, const std::function<void(RankEnv&)>& body,
           sm::Group::Destroy("g");
         }
         if (check_clean) {
-          CHILD_CHECK(CountFds() == fds0);
-          CHILD_CHECK(CountHeapMaps() == 0);
+          OPREG_CHILD_CHECK(CountFds() == fds0);
+          OPREG_CHILD_CHECK(CountHeapMaps() == 0);
         }
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "rank %d: %s\n", r, e.what());
-        code = 2;
-      }
-      std::fflush(stderr);
-      _exit(code);
-    }
-    pids.push_back(pid);
-  }
-  std::vector<int> codes(static_cast<size_t>(world), -1);
-  const auto deadline = Clock::now() + std::chrono::seconds(watchdog_s);
-  int left = world;
-  while (left > 0) {
-    for (int r = 0; r < world; ++r) {
-      if (codes[r] != -1) continue;
-      int status = 0;
-      pid_t got = waitpid(pids[r], &status, WNOHANG);
-      if (got == pids[r]) {
-        codes[r] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        --left;
-      }
-    }
-    if (left > 0 && Clock::now() > deadline) {
-      for (int r = 0; r < world; ++r) {
-        if (codes[r] == -1) {
-          kill(pids[r], SIGKILL);
-          waitpid(pids[r], nullptr, 0);
-          codes[r] = 99;  // hung
-        }
-      }
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+        return 0;
+      },
+      watchdog_s);
   if (check_clean) {
     std::vector<std::string> left_files = ListDir(dir);
     INFO("store dir not empty: " << (left_files.empty() ? "" : left_files[0]));
@@ -214,7 +169,7 @@ void CollectivesBody(RankEnv& e, DType dtype, uint64_t seed0) {
     const int64_t cols = 1 + static_cast<int64_t>(rng() % 700);  // odd tails included
     const int64_t n = rows * cols;
     Tensor x = sm::empty({rows, cols}, dtype, "g");
-    CHILD_CHECK(sm::IsSymmetric(x));
+    OPREG_CHILD_CHECK(sm::IsSymmetric(x));
     auto fill = [&] { FillRank(x.data_ptr<T>(), n, seed, me); };
     const std::vector<T> ref = SerialSum<T>(n, seed, w);
 
@@ -225,16 +180,16 @@ void CollectivesBody(RankEnv& e, DType dtype, uint64_t seed0) {
     Tensor y = s.at(0).toTensor();
     // The out is a registered (accepted) symmetric argument: resolution allocates it from the
     // group's heap, on every rank alike.
-    CHILD_CHECK(sm::IsSymmetric(y));
-    CHILD_CHECK(BitsEqual<T>(y, ref.data(), n));
+    OPREG_CHILD_CHECK(sm::IsSymmetric(y));
+    OPREG_CHILD_CHECK(BitsEqual<T>(y, ref.data(), n));
     Tensor out = opreg::empty({rows, cols}, dtype);
     one_shot_out.CallBoxed({opreg::IValue(x), opreg::IValue("sum"), opreg::IValue("g")},
                            {{"out", opreg::IValue(out)}});
-    CHILD_CHECK(BitsEqual<T>(out, ref.data(), n));
+    OPREG_CHILD_CHECK(BitsEqual<T>(out, ref.data(), n));
 
     // two-shot in place.
     two_shot.CallBoxed({opreg::IValue(x), opreg::IValue("sum"), opreg::IValue("g")});
-    CHILD_CHECK(BitsEqual<T>(x, ref.data(), n));
+    OPREG_CHILD_CHECK(BitsEqual<T>(x, ref.data(), n));
 
     // all-gather.
     fill();
@@ -243,7 +198,7 @@ void CollectivesBody(RankEnv& e, DType dtype, uint64_t seed0) {
                          {{"out", opreg::IValue(gathered)}});
     std::vector<T> gref(static_cast<size_t>(n * w));
     for (int r = 0; r < w; ++r) FillRank(gref.data() + r * n, n, seed, r);
-    CHILD_CHECK(BitsEqual<T>(gathered, gref.data(), n * w));
+    OPREG_CHILD_CHECK(BitsEqual<T>(gathered, gref.data(), n * w));
 
     // reduce-scatter: input of w * rows rows.
     Tensor rs_in = sm::empty({w * rows, cols}, dtype, "g");
@@ -252,7 +207,7 @@ void CollectivesBody(RankEnv& e, DType dtype, uint64_t seed0) {
     Tensor rs_out = opreg::empty({rows, cols}, dtype);
     reduce_scatter.CallBoxed({opreg::IValue(rs_in), opreg::IValue("sum"), opreg::IValue("g")},
                              {{"out", opreg::IValue(rs_out)}});
-    CHILD_CHECK(BitsEqual<T>(rs_out, rs_ref.data() + me * n, n));
+    OPREG_CHILD_CHECK(BitsEqual<T>(rs_out, rs_ref.data() + me * n, n));
 
     // fused all-reduce + residual add + rms_norm against opreg::fused_add_rms_norm_ on the
     // serial all-reduce.
@@ -267,8 +222,8 @@ void CollectivesBody(RankEnv& e, DType dtype, uint64_t seed0) {
     opreg::ops::fused_add_rms_norm_(ref_in, ref_res, weight, 1e-6);
     fused.CallBoxed({opreg::IValue(x), opreg::IValue(residual), opreg::IValue(weight),
                      opreg::IValue(1e-6), opreg::IValue("g")});
-    CHILD_CHECK(std::memcmp(x.data_ptr(), ref_in.data_ptr(), sizeof(T) * n) == 0);
-    CHILD_CHECK(std::memcmp(residual.data_ptr(), ref_res.data_ptr(), sizeof(T) * n) == 0);
+    OPREG_CHILD_CHECK(std::memcmp(x.data_ptr(), ref_in.data_ptr(), sizeof(T) * n) == 0);
+    OPREG_CHILD_CHECK(std::memcmp(residual.data_ptr(), ref_res.data_ptr(), sizeof(T) * n) == 0);
   }
 }
 
@@ -440,7 +395,7 @@ TEST_CASE("10,000 barrier reuses and put/wait signals") {
             mine[0] = i * 10 + e.rank;
             h->barrier(0);
             for (int r = 0; r < e.world; ++r) {
-              CHILD_CHECK(static_cast<int32_t*>(h->buffer_ptr(r))[0] == i * 10 + r);
+              OPREG_CHILD_CHECK(static_cast<int32_t*>(h->buffer_ptr(r))[0] == i * 10 + r);
             }
             h->barrier(0);
           }
@@ -452,7 +407,7 @@ TEST_CASE("10,000 barrier reuses and put/wait signals") {
           }
           // Pads are back to zero.
           for (size_t k = 0; k < h->signal_pad_size() / 4; ++k)
-            CHILD_CHECK(h->signal_pad(e.rank)[k] == 0);
+            OPREG_CHILD_CHECK(h->signal_pad(e.rank)[k] == 0);
         },
         Opts(5000));
     RequireAllZero(codes);
@@ -484,7 +439,7 @@ TEST_CASE("Two channels used at once by two threads") {
         std::thread a(worker, 1), b(worker, 2);
         a.join();
         b.join();
-        CHILD_CHECK(ok.load());
+        OPREG_CHILD_CHECK(ok.load());
       },
       Opts(5000));
   RequireAllZero(codes);
@@ -497,13 +452,13 @@ TEST_CASE("Allocation drift is detected at rendezvous") {
         Tensor ok = sm::empty({16}, DType::kFloat32, "g");  // allocation #0 matches
         try {
           sm::empty({e.rank == 0 ? 2048 : 1024}, DType::kFloat32, "g");
-          CHILD_CHECK(false);
+          OPREG_CHILD_CHECK(false);
         } catch (const opreg::Error& err) {
           const std::string msg = err.what();
           if (msg.find("rank 1 allocated 4096 bytes as allocation #1 but rank 0 allocated 8192") ==
               std::string::npos) {
             std::fprintf(stderr, "unexpected message: %s\n", msg.c_str());
-            CHILD_CHECK(false);
+            OPREG_CHILD_CHECK(false);
           }
         }
       },
@@ -522,13 +477,13 @@ TEST_CASE("A dead peer or a skipped collective is a timeout error, not a hang") 
           const auto t0 = Clock::now();
           try {
             sm::host::one_shot_all_reduce_out(x, "sum", "g", out);
-            CHILD_CHECK(false);
+            OPREG_CHILD_CHECK(false);
           } catch (const opreg::Error& err) {
             const std::string msg = err.what();
-            CHILD_CHECK(msg.find("timed out after 1000 ms") != std::string::npos);
-            CHILD_CHECK(msg.find("rank 2") != std::string::npos);
+            OPREG_CHILD_CHECK(msg.find("timed out after 1000 ms") != std::string::npos);
+            OPREG_CHILD_CHECK(msg.find("rank 2") != std::string::npos);
           }
-          CHILD_CHECK(Clock::now() - t0 < std::chrono::milliseconds(3500));
+          OPREG_CHILD_CHECK(Clock::now() - t0 < std::chrono::milliseconds(3500));
           _exit(0);  // the group cannot be torn down cleanly without rank 2
         },
         Opts(1000), /*check_clean=*/false);
@@ -545,9 +500,9 @@ TEST_CASE("A dead peer or a skipped collective is a timeout error, not a hang") 
           }
           try {
             sm::host::two_shot_all_reduce_(x, "sum", "g");
-            CHILD_CHECK(false);
+            OPREG_CHILD_CHECK(false);
           } catch (const opreg::Error& err) {
-            CHILD_CHECK(std::string(err.what()).find("rank 1 did not") != std::string::npos);
+            OPREG_CHILD_CHECK(std::string(err.what()).find("rank 1 did not") != std::string::npos);
           }
           _exit(0);
         },

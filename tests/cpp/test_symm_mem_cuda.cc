@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "cuda_test_util.h"
+#include "fork_ranks.h"
 #include "opreg/core/allocator.h"
 #include "opreg/core/half.h"
 #include "opreg/core/tensor_factories.h"
@@ -86,15 +87,6 @@ std::string ProbeInChild() {
     }                                                             \
   } while (false)
 
-#define CHILD_CHECK(cond)                                                                  \
-  do {                                                                                     \
-    if (!(cond)) {                                                                         \
-      std::fprintf(stderr, "rank check failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-      std::fflush(stderr);                                                                 \
-      _exit(3);                                                                            \
-    }                                                                                      \
-  } while (0)
-
 struct RankEnv {
   int rank;
   int world;
@@ -109,15 +101,9 @@ std::vector<int> RunRanks(int world, const std::function<void(RankEnv&)>& body,
   char tmpl[] = "/tmp/opreg_symm_cuda_test_XXXXXX";
   REQUIRE(mkdtemp(tmpl) != nullptr);
   const std::string dir = tmpl;
-  std::vector<pid_t> pids;
-  std::fflush(stdout);
-  std::fflush(stderr);
-  for (int r = 0; r < world; ++r) {
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      int code = 0;
-      try {
+  const std::vector<int> codes = opreg_test::ForkRanks(
+      world,
+      [&](int r) {
         RankEnv env{r, world, 0, nullptr};
         env.device = r % opreg::CudaDeviceCount();
         smc::CudaGroupOptions opts;
@@ -128,37 +114,9 @@ std::vector<int> RunRanks(int world, const std::function<void(RankEnv&)>& body,
         body(env);
         env.group.reset();
         smc::CudaGroup::Destroy("g");
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "rank %d: %s\n", r, e.what());
-        code = 2;
-      }
-      std::fflush(stderr);
-      _exit(code);
-    }
-    pids.push_back(pid);
-  }
-  std::vector<int> codes(static_cast<size_t>(world), -1);
-  const auto deadline = Clock::now() + std::chrono::seconds(watchdog_s);
-  for (int left = world; left > 0;) {
-    for (int r = 0; r < world; ++r) {
-      int status = 0;
-      if (codes[r] == -1 && waitpid(pids[r], &status, WNOHANG) == pids[r]) {
-        codes[r] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        --left;
-      }
-    }
-    if (left > 0 && Clock::now() > deadline) {
-      for (int r = 0; r < world; ++r) {
-        if (codes[r] == -1) {
-          kill(pids[r], SIGKILL);
-          waitpid(pids[r], nullptr, 0);
-          codes[r] = 99;
-        }
-      }
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+        return 0;
+      },
+      watchdog_s);
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
       if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
@@ -237,17 +195,17 @@ void CollectivesBody(RankEnv& e, DType dtype, uint64_t seed0) {
     const int64_t cols = 1 + static_cast<int64_t>(rng() % 700);  // odd tails included
     const int64_t n = rows * cols;
     Tensor x = smc::empty({rows, cols}, dtype, "g");
-    CHILD_CHECK(smc::IsSymmetric(x) && x.is_cuda());
+    OPREG_CHILD_CHECK(smc::IsSymmetric(x) && x.is_cuda());
     const std::vector<T> mine = RankInput<T>(n, seed, me);
     const std::vector<T> ref = SerialSum<T>(n, seed, w);
 
     Upload(x, mine);
     Tensor out = opreg::empty({rows, cols}, dtype, dev);
     one_shot_out.CallBoxed({IValue(x), IValue("sum"), IValue("g")}, {{"out", IValue(out)}});
-    CHILD_CHECK(BitsEqual<T>(out, ref.data(), n));
+    OPREG_CHILD_CHECK(BitsEqual<T>(out, ref.data(), n));
 
     two_shot.CallBoxed({IValue(x), IValue("sum"), IValue("g")});
-    CHILD_CHECK(BitsEqual<T>(x, ref.data(), n));
+    OPREG_CHILD_CHECK(BitsEqual<T>(x, ref.data(), n));
 
     Upload(x, mine);
     Tensor gathered = opreg::empty({rows * w, cols}, dtype, dev);
@@ -257,7 +215,7 @@ void CollectivesBody(RankEnv& e, DType dtype, uint64_t seed0) {
       const std::vector<T> in = RankInput<T>(n, seed, r);
       gref.insert(gref.end(), in.begin(), in.end());
     }
-    CHILD_CHECK(BitsEqual<T>(gathered, gref.data(), n * w));
+    OPREG_CHILD_CHECK(BitsEqual<T>(gathered, gref.data(), n * w));
 
     Tensor rs_in = smc::empty({w * rows, cols}, dtype, "g");
     Upload(rs_in, RankInput<T>(n * w, seed + 7, me));
@@ -265,7 +223,7 @@ void CollectivesBody(RankEnv& e, DType dtype, uint64_t seed0) {
     Tensor rs_out = opreg::empty({rows, cols}, dtype, dev);
     reduce_scatter.CallBoxed({IValue(rs_in), IValue("sum"), IValue("g")},
                              {{"out", IValue(rs_out)}});
-    CHILD_CHECK(BitsEqual<T>(rs_out, rs_ref.data() + me * n, n));
+    OPREG_CHILD_CHECK(BitsEqual<T>(rs_out, rs_ref.data() + me * n, n));
 
     // Fused: the same bits as opreg::fused_add_rms_norm_ (CUDA) on the reference sum.
     Upload(x, mine);
@@ -283,22 +241,22 @@ void CollectivesBody(RankEnv& e, DType dtype, uint64_t seed0) {
     fused.CallBoxed({IValue(x), IValue(residual), IValue(weight), IValue(1e-6), IValue("g")});
     std::vector<T> a(static_cast<size_t>(n));
     Copy(a.data(), ref_in.data_ptr(), n * sizeof(T));
-    CHILD_CHECK(BitsEqual<T>(x, a.data(), n));
+    OPREG_CHILD_CHECK(BitsEqual<T>(x, a.data(), n));
     Copy(a.data(), ref_res.data_ptr(), n * sizeof(T));
-    CHILD_CHECK(BitsEqual<T>(residual, a.data(), n));
+    OPREG_CHILD_CHECK(BitsEqual<T>(residual, a.data(), n));
 
     // Scalar paths: an operand one element past its allocation's start (a symmetric offset that
     // is not 16-byte aligned, the same on every rank), so the kernels take the element-wise code
     // and two-shot splits into unrounded chunks.
     Tensor big = smc::empty({n + 1}, dtype, "g");
     Tensor xv = big.narrow(0, 1, n).view({rows, cols});
-    CHILD_CHECK(smc::IsSymmetric(xv));
+    OPREG_CHILD_CHECK(smc::IsSymmetric(xv));
     Upload(xv, mine);
     Tensor out2 = opreg::empty({rows, cols}, dtype, dev);
     one_shot_out.CallBoxed({IValue(xv), IValue("sum"), IValue("g")}, {{"out", IValue(out2)}});
-    CHILD_CHECK(BitsEqual<T>(out2, ref.data(), n));
+    OPREG_CHILD_CHECK(BitsEqual<T>(out2, ref.data(), n));
     two_shot.CallBoxed({IValue(xv), IValue("sum"), IValue("g")});
-    CHILD_CHECK(BitsEqual<T>(xv, ref.data(), n));
+    OPREG_CHILD_CHECK(BitsEqual<T>(xv, ref.data(), n));
   }
 }
 
@@ -320,10 +278,10 @@ TEST_CASE("cuda vmm backend: allocation drift is an error on every rank", "[cuda
     Tensor ok = smc::empty({64}, DType::kFloat32, "g");
     try {
       Tensor bad = smc::empty({e.rank == 0 ? 64 : 128}, DType::kFloat32, "g");
-      CHILD_CHECK(false);
+      OPREG_CHILD_CHECK(false);
     } catch (const opreg::Error& err) {
-      CHILD_CHECK(std::string(err.what()).find("allocation drift in group 'g'") !=
-                  std::string::npos);
+      OPREG_CHILD_CHECK(std::string(err.what()).find("allocation drift in group 'g'") !=
+                        std::string::npos);
     }
   });
   CHECK(codes == std::vector<int>{0, 0});
@@ -336,11 +294,11 @@ TEST_CASE("cuda vmm backend: argument errors name the op and argument", "[cuda]"
     Tensor plain = opreg::empty({8}, DType::kFloat32, Device::cuda(e.device));
     try {
       op.CallBoxed({IValue(plain), IValue("sum"), IValue("g")});
-      CHILD_CHECK(false);
+      OPREG_CHILD_CHECK(false);
     } catch (const opreg::Error& err) {
-      CHILD_CHECK(std::string(err.what())
-                      .find("[symm_mem::two_shot_all_reduce_] argument "
-                            "'input' (#0)") != std::string::npos);
+      OPREG_CHILD_CHECK(std::string(err.what())
+                            .find("[symm_mem::two_shot_all_reduce_] argument "
+                                  "'input' (#0)") != std::string::npos);
     }
   });
   CHECK(codes == std::vector<int>{0});

@@ -19,32 +19,17 @@
 #include "opreg/core/error.h"
 #include "opreg/core/string_util.h"
 #include "opreg/core/tensor.h"
+#include "opreg/kernels/cuda/element_types.cuh"
 
 namespace opreg {
 namespace kernels {
 namespace cuda {
 namespace detail {
 
-// ---- Element types ---------------------------------------------------------------------------
+// ---- Element types (opreg/kernels/cuda/element_types.cuh) -----------------------------------
 
-__device__ __forceinline__ float ToFloat(float v) { return v; }
-__device__ __forceinline__ float ToFloat(__half v) { return __half2float(v); }
-__device__ __forceinline__ float ToFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
-
-template <class T>
-__device__ __forceinline__ T FromFloat(float v);
-template <>
-__device__ __forceinline__ float FromFloat<float>(float v) {
-  return v;
-}
-template <>
-__device__ __forceinline__ __half FromFloat<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 FromFloat<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
+using device::FromFloat;
+using device::ToFloat;
 
 // Calls fn(T{}) with the device element type of a floating dtype (f32, f16, bf16); kType error
 // naming `op` for anything else.
@@ -99,7 +84,8 @@ struct MaxOp {
 template <class Op>
 __device__ __forceinline__ float WarpReduce(float v, Op op) {
 #pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
   return v;
 }
 

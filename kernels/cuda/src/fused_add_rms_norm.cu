@@ -1,6 +1,7 @@
 // opreg::fused_add_rms_norm_ on CUDA (see fused_add_rms_norm.h).
 #include "cuda_common.cuh"
 #include "opreg/kernels/cuda/fused_add_rms_norm.h"
+#include "rms_norm_common.cuh"
 #include "row_checks.h"
 
 namespace opreg {
@@ -44,17 +45,7 @@ __global__ void FusedAddRmsNormKernel(T* __restrict__ input, T* __restrict__ res
   const float inv = rsqrtf(ss / static_cast<float>(hidden) + eps);
 
   // Pass 2: input = residual * inv * weight (each thread re-reads elements it wrote itself).
-  for (int64_t i = threadIdx.x; i < nvec; i += blockDim.x) {
-    const Vector<T> z = LoadVector(res + i * V);
-    const Vector<T> w = LoadVector(weight + i * V);
-    Vector<T> r;
-#pragma unroll
-    for (int j = 0; j < V; ++j) r.v[j] = FromFloat<T>(ToFloat(z.v[j]) * inv * ToFloat(w.v[j]));
-    StoreVector(x + i * V, r);
-  }
-  for (int64_t i = nvec * V + threadIdx.x; i < hidden; i += blockDim.x) {
-    x[i] = FromFloat<T>(ToFloat(res[i]) * inv * ToFloat(weight[i]));
-  }
+  ScaleRowByWeight<T, kVectorized>(x, res, weight, hidden, inv);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // opreg::rms_norm.out on CUDA (see rms_norm.h).
 #include "cuda_common.cuh"
 #include "opreg/kernels/cuda/rms_norm.h"
+#include "rms_norm_common.cuh"
 #include "row_checks.h"
 
 namespace opreg {
@@ -34,18 +35,7 @@ __global__ void RmsNormKernel(T* out, const T* input, const T* __restrict__ weig
   }
   ss = BlockReduce(ss, SumOp{}, 0.f);
   const float inv = rsqrtf(ss / static_cast<float>(hidden) + eps);
-
-  for (int64_t i = threadIdx.x; i < nvec; i += blockDim.x) {
-    const Vector<T> v = LoadVector(x + i * V);
-    const Vector<T> w = LoadVector(weight + i * V);
-    Vector<T> r;
-#pragma unroll
-    for (int j = 0; j < V; ++j) r.v[j] = FromFloat<T>(ToFloat(v.v[j]) * inv * ToFloat(w.v[j]));
-    StoreVector(y + i * V, r);
-  }
-  for (int64_t i = nvec * V + threadIdx.x; i < hidden; i += blockDim.x) {
-    y[i] = FromFloat<T>(ToFloat(x[i]) * inv * ToFloat(weight[i]));
-  }
+  ScaleRowByWeight<T, kVectorized>(y, x, weight, hidden, inv);
 }
 
 }  // namespace

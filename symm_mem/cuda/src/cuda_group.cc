@@ -10,8 +10,9 @@
 #include <map>
 #include <type_traits>
 
-#include "device_guard.h"
+#include "cuda_check.h"
 #include "driver_api.h"
+#include "opreg/core/cuda_device_guard.h"
 #include "opreg/core/error.h"
 #include "opreg/core/logging.h"
 #include "opreg/core/tensor_factories.h"
@@ -80,7 +81,7 @@ CudaSymmetricMemory::~CudaSymmetricMemory() {
 void CudaSymmetricMemory::Release() noexcept {
   // Best effort: a destructor must not throw; failures are logged.
   try {
-    DeviceGuard guard(device());
+    CudaDeviceGuard guard(device());
     if (dev_buffers_ != nullptr) {
       const cudaError_t e = cudaFree(dev_buffers_);
       if (e != cudaSuccess) Logger().warn("symm_mem (cuda): cudaFree: {}", cudaGetErrorName(e));
@@ -179,7 +180,7 @@ std::shared_ptr<CudaGroup> CudaGroup::Create(std::string name, int rank, int wor
                     "'): null store");
   if (options.device < 0) CheckCudaRt(cudaGetDevice(&options.device), "cudaGetDevice");
   {
-    DeviceGuard guard(options.device);
+    CudaDeviceGuard guard(options.device);
     CheckCudaRt(cudaFree(nullptr),
                 StrCat("cudaFree(nullptr) (context of device ", options.device, ")"));
     (void)DriverApi();  // fail here, not in the first collective allocation
@@ -258,7 +259,7 @@ void CudaGroup::CheckDrift(int64_t id, size_t nbytes, size_t block_bytes) {
 std::shared_ptr<CudaSymmetricMemory> CudaGroup::Allocate(size_t nbytes) {
   std::lock_guard<std::mutex> alloc_lock(alloc_mu_);
   const int64_t id = next_alloc_id_++;
-  DeviceGuard guard(options_.device);
+  CudaDeviceGuard guard(options_.device);
   const DriverApiTable& api = DriverApi();
   std::shared_ptr<CudaSymmetricMemory> h(new CudaSymmetricMemory(shared_from_this(), nbytes, id));
 

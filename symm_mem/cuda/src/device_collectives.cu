@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "opreg/core/error.h"
+#include "opreg/kernels/cuda/element_types.cuh"
 #include "opreg/symm_mem/cuda/device_collectives.h"
 
 namespace opreg::symm_mem::cuda {
@@ -17,24 +18,8 @@ namespace {
 
 // ---- Element types and 16-byte vectors -------------------------------------------------------
 
-__device__ __forceinline__ float ToFloat(float v) { return v; }
-__device__ __forceinline__ float ToFloat(__half v) { return __half2float(v); }
-__device__ __forceinline__ float ToFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
-
-template <class T>
-__device__ __forceinline__ T FromFloat(float v);
-template <>
-__device__ __forceinline__ float FromFloat<float>(float v) {
-  return v;
-}
-template <>
-__device__ __forceinline__ __half FromFloat<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 FromFloat<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
+using ::opreg::kernels::cuda::device::FromFloat;
+using ::opreg::kernels::cuda::device::ToFloat;
 
 template <class T>
 struct alignas(16) Vec {
@@ -319,10 +304,9 @@ void LaunchCollective(const CollectiveArgs& a) {
   const int64_t v = 16 / elem;  // elements per 16-byte vector
   // Two-shot writes no `out`: its vector decision (and so its chunk partition, which every rank
   // must compute identically) depends only on the symmetric offset, never on a local pointer.
-  bool vec = Aligned16(a.offset) &&
-             (a.kind == Collective::kTwoShotAllReduce ||
-              (Aligned16(reinterpret_cast<uintptr_t>(a.out)) &&
-               (!a.simulated || Aligned16(a.out_rank_stride))));
+  bool vec = Aligned16(a.offset) && (a.kind == Collective::kTwoShotAllReduce ||
+                                     (Aligned16(reinterpret_cast<uintptr_t>(a.out)) &&
+                                      (!a.simulated || Aligned16(a.out_rank_stride))));
   int64_t chunk = (a.numel + a.world - 1) / a.world;
   switch (a.kind) {
     case Collective::kTwoShotAllReduce:

@@ -16,7 +16,8 @@
 
 #include <algorithm>
 
-#include "device_guard.h"
+#include "cuda_check.h"
+#include "opreg/core/cuda_device_guard.h"
 #include "opreg/core/cuda_stream.h"
 #include "opreg/core/error.h"
 #include "opreg/dispatch/library.h"
@@ -76,7 +77,7 @@ void Launch(Collective kind, const Operand& o, const Tensor& input, void* out) {
   a.world = o.handle->world_size();
   a.timeout_ns = static_cast<uint64_t>(o.handle->group().options().timeout.count()) * 1000000;
   a.stream = static_cast<CUstream_st*>(CurrentCudaStream(o.handle->device()));
-  DeviceGuard guard(o.handle->device());
+  CudaDeviceGuard guard(o.handle->device());
   LaunchCollective(a);
 }
 
@@ -126,7 +127,7 @@ void FusedAllReduceAddRmsNorm(Tensor& input, Tensor& residual, const Tensor& wei
   const Operand o = SymmetricOperand(op, "input", 0, input, group_name);
   ops::CheckFusedAddRmsNormOn(op, input, residual, weight, eps, input.device());
   Launch(Collective::kTwoShotAllReduce, o, input, nullptr);
-  DeviceGuard guard(o.handle->device());
+  CudaDeviceGuard guard(o.handle->device());
   kernels::cuda::FusedAddRmsNormInplace(
       input, residual, weight, eps,
       static_cast<cudaStream_t>(CurrentCudaStream(o.handle->device())));

@@ -8,7 +8,8 @@
 #include <exception>
 #include <vector>
 
-#include "device_guard.h"
+#include "cuda_check.h"
+#include "opreg/core/cuda_device_guard.h"
 #include "opreg/core/error.h"
 #include "opreg/core/logging.h"
 
@@ -54,7 +55,7 @@ SimulatedRanks::SimulatedRanks(int world, size_t buffer_bytes, std::chrono::mill
 
 SimulatedRanks::~SimulatedRanks() {
   try {  // a destructor must not throw: failures are logged
-    DeviceGuard guard(device_);
+    CudaDeviceGuard guard(device_);
     const cudaError_t s = cudaDeviceSynchronize();
     const cudaError_t f = cudaFree(base_);
     if (s != cudaSuccess || f != cudaSuccess) {
@@ -92,7 +93,7 @@ void SimulatedRanks::Run(Collective kind, DType dtype, int64_t numel, void* out,
   a.simulated = true;
   a.timeout_ns = timeout_ns_;
   a.stream = stream;
-  DeviceGuard guard(device_);
+  CudaDeviceGuard guard(device_);
   LaunchCollective(a);
 }
 

@@ -1,0 +1,30 @@
+// Device-side conversions between the element types of opreg's floating dtypes (float, __half,
+// __nv_bfloat16) and float, in which every CUDA kernel does its arithmetic. FromFloat rounds to
+// nearest even. Shared by kernels/cuda and the symmetric-memory collectives (nvcc only).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace opreg::kernels::cuda::device {
+
+__device__ __forceinline__ float ToFloat(float v) { return v; }
+__device__ __forceinline__ float ToFloat(__half v) { return __half2float(v); }
+__device__ __forceinline__ float ToFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <class T>
+__device__ __forceinline__ T FromFloat(float v);
+template <>
+__device__ __forceinline__ float FromFloat<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __half FromFloat<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 FromFloat<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+}  // namespace opreg::kernels::cuda::device
