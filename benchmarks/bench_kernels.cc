@@ -34,6 +34,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "opreg/core/allocator.h"
@@ -89,21 +90,46 @@ Tensor RandCpu(std::vector<int64_t> sizes, DType dtype, uint32_t seed, float lo 
   return t;
 }
 
-// Median seconds per call of fn on the host clock; at least 3 calls and min_time_s in total
-// (after one warm-up call). `sync` runs after each call (GPU: a stream synchronize).
+// Seconds per call of fn on the host clock.
+double Seconds(const std::function<void()>& fn) {
+  const auto a = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+}
+
+double Median(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// Median seconds per call of fn; at least 3 calls and min_time_s in total (after one warm-up).
 double TimeHost(const std::function<void()>& fn, double min_time_s) {
   fn();
   std::vector<double> t;
   double total = 0;
   while (t.size() < 3 || (total < min_time_s && t.size() < 1000)) {
-    const auto a = std::chrono::steady_clock::now();
-    fn();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
-    t.push_back(s);
-    total += s;
+    t.push_back(Seconds(fn));
+    total += t.back();
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return Median(std::move(t));
+}
+
+// Median seconds per call of `op` and of `ref`, called alternately (after one warm-up call of
+// each) until both have run at least 5 times and min_time_s has passed: on a shared machine the
+// memory bandwidth drifts over seconds, and alternating calls lets the op and its reference
+// copy see the same drift, so their ratio is stable even when the absolute figures are not.
+std::pair<double, double> TimeHostPair(const std::function<void()>& op,
+                                       const std::function<void()>& ref, double min_time_s) {
+  op();
+  ref();
+  std::vector<double> t_op, t_ref;
+  double total = 0;
+  while (t_op.size() < 5 || (total < min_time_s && t_op.size() < 1000)) {
+    t_op.push_back(Seconds(op));
+    t_ref.push_back(Seconds(ref));
+    total += t_op.back() + t_ref.back();
+  }
+  return {Median(std::move(t_op)), Median(std::move(t_ref))};
 }
 
 // A memcpy of `n` bytes split into one chunk per OpenMP thread.
@@ -267,14 +293,16 @@ void BenchMemory(const Options& o, Device device, std::vector<Row>* rows) {
         r.bytes = p->bytes;
         double copy_s = 0;
         if (device.is_cpu()) {
-          r.ms = TimeHost(p->call, o.min_time_s) * 1e3;
           Tensor src = opreg::empty({static_cast<int64_t>(copy_bytes)}, DType::kUInt8);
           Tensor dst = opreg::empty({static_cast<int64_t>(copy_bytes)}, DType::kUInt8);
           std::memset(src.data_ptr(), 1, copy_bytes);
           std::memset(dst.data_ptr(), 0, copy_bytes);
           char* d = static_cast<char*>(dst.data_ptr());
           const char* s = static_cast<const char*>(src.data_ptr());
-          copy_s = TimeHost([&] { ParallelMemcpy(d, s, copy_bytes); }, o.min_time_s);
+          const auto [op_s, ref_s] = TimeHostPair(
+              p->call, [&] { ParallelMemcpy(d, s, copy_bytes); }, o.min_time_s);
+          r.ms = op_s * 1e3;
+          copy_s = ref_s;
         } else {
 #if defined(OPREG_BENCH_HAVE_CUDA)
           r.ms = TimeCuda(p->call, o.min_time_s);

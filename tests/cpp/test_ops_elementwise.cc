@@ -1,7 +1,9 @@
 // add, mul (broadcasting) and split_add: functional, .out, errors.
 #include <functional>
+#include <limits>
 
 #include "opreg/core/error.h"
+#include "opreg/core/half.h"
 #include "ops_test_util.h"
 
 namespace {
@@ -137,6 +139,57 @@ TEST_CASE("split_add returns (x + y, x - y) in two fresh buffers", "[ops][split_
   auto [s, d] = ops::split_add(x, y);
   CHECK(s.at({3, 1}) == Approx(x.at({3, 1}) + y.at({3, 1})));
   CHECK(d.at({2, 2}) == Approx(x.at({2, 2}) - y.at({2, 2})));
+}
+
+// Every 16-bit pattern (NaNs with payloads, subnormals, infinities, signed zeros) through add, mul
+// and split_add, against one float operation and the scalar conversion in the test, bit for bit
+// (NaN signs aside):
+// the vector paths (AVX-512 and the portable loops, see the _portable ctest runs) must round and
+// canonicalize NaNs exactly as Half / BFloat16 do.
+template <class T>
+void CheckAllPatterns(DType dt) {
+  constexpr int64_t kN = 65536;
+  Tensor a = opreg::empty({kN}, dt), b = opreg::empty({kN}, dt);
+  auto* pa = static_cast<uint16_t*>(a.data_ptr());
+  auto* pb = static_cast<uint16_t*>(b.data_ptr());
+  for (int64_t i = 0; i < kN; ++i) {
+    pa[i] = static_cast<uint16_t>(i);
+    pb[i] = static_cast<uint16_t>((i * 40503) ^ 0x5a5a);  // every pattern again, shuffled
+  }
+  auto value = [](uint16_t bits) { return static_cast<float>(T(bits, opreg::kFromBits)); };
+  const Tensor sum = ops::add(a, b), prod = ops::mul(a, b);
+  auto [s2, d2] = ops::split_add(a, b);
+  const auto* ps = static_cast<const uint16_t*>(sum.data_ptr());
+  const auto* pp = static_cast<const uint16_t*>(prod.data_ptr());
+  const auto* ps2 = static_cast<const uint16_t*>(s2.data_ptr());
+  const auto* pd2 = static_cast<const uint16_t*>(d2.data_ptr());
+  // Which NaN operand an operation returns (and so the sign of a NaN result) is the compiler's
+  // choice, as it may swap the operands of + and *: NaN results must be the canonical quiet NaN
+  // (what T::FromFloat makes of any NaN) of either sign.
+  const uint16_t nan_bits = T::FromFloat(std::numeric_limits<float>::quiet_NaN()) & 0x7fff;
+  auto same = [&](uint16_t got, uint16_t want) {
+    return (want & 0x7fff) == nan_bits ? (got & 0x7fff) == nan_bits : got == want;
+  };
+  int64_t bad = 0;
+  for (int64_t i = 0; i < kN; ++i) {
+    const float x = value(pa[i]), y = value(pb[i]);
+    const uint16_t s = T::FromFloat(x + y), p = T::FromFloat(x * y), d = T::FromFloat(x - y);
+    if (!same(ps[i], s) || !same(pp[i], p) || !same(ps2[i], s) || !same(pd2[i], d)) {
+      if (++bad <= 5) {
+        UNSCOPED_INFO(opreg::DTypeName(dt)
+                      << " a=" << pa[i] << " b=" << pb[i] << ": add " << ps[i] << " vs " << s
+                      << ", mul " << pp[i] << " vs " << p << ", split " << ps2[i] << "/" << pd2[i]
+                      << " vs " << s << "/" << d);
+      }
+    }
+  }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("16-bit elementwise results round every input pattern like Half and BFloat16",
+          "[ops][add][split_add]") {
+  CheckAllPatterns<opreg::Half>(DType::kFloat16);
+  CheckAllPatterns<opreg::BFloat16>(DType::kBFloat16);
 }
 
 TEST_CASE("elementwise ops refuse bad arguments with precise messages", "[ops][errors]") {

@@ -10,9 +10,12 @@ void AddCpu(const Tensor& self, const Tensor& other, double alpha, Tensor& out) 
   detail::DispatchFloating(out.dtype(), "AddCpu", [&](auto tag) {
     using T = decltype(tag);
     if (a == 1.0f) {
-      detail::BinaryBroadcast<T>(self, other, out, [](float x, float y) { return x + y; });
+      detail::BinaryBroadcast<T>(
+          self, other, out, [](float x, float y) { return x + y; }, detail::BinaryKind{});
     } else {
-      detail::BinaryBroadcast<T>(self, other, out, [a](float x, float y) { return x + a * y; });
+      detail::BinaryBroadcast<T>(
+          self, other, out, [a](float x, float y) { return x + a * y; },
+          detail::BinaryKind{false, a});
     }
   });
 }

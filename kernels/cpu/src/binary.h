@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "avx512.h"
 #include "common.h"
 #include "half_convert.h"
 #include "multiversion.h"
@@ -78,10 +79,23 @@ OPREG_CPU_MULTIVERSION void BinaryRow(const T* __restrict ar, const T* __restric
   }
 }
 
+// What a binary op computes, for the AVX-512 loop (which cannot call the scalar op): a + alpha * b
+// or a * b.
+struct BinaryKind {
+  bool mul = false;
+  float alpha = 1.0f;
+};
+
+// o[j] = kind(a[j], b[j]) over [0, n) with AVX-512 (binary_avx512.cc); call only when
+// avx512::Supported(). Instantiated for float, Half and BFloat16.
+template <class T>
+void BinaryChunkAvx512(const T* a, const T* b, T* o, int64_t n, BinaryKind kind, bool stream);
+
 // out[i] = op(a[i], b[i]) with broadcasting, computed in f32. `out` is contiguous with the
-// broadcast shape; a and b may have any strides.
+// broadcast shape; a and b may have any strides. `kind` says what op computes: same-shape
+// contiguous inputs take BinaryChunkAvx512 where the CPU has AVX-512.
 template <class T, class Op>
-void BinaryBroadcast(const Tensor& a, const Tensor& b, Tensor& out, Op op) {
+void BinaryBroadcast(const Tensor& a, const Tensor& b, Tensor& out, Op op, BinaryKind kind) {
   const int64_t n = out.numel();
   if (n == 0) return;
   T* __restrict o = out.data_ptr<T>();
@@ -91,10 +105,15 @@ void BinaryBroadcast(const Tensor& a, const Tensor& b, Tensor& out, Op op) {
   if (a.is_contiguous() && b.is_contiguous() && a.sizes() == out.sizes() &&
       b.sizes() == out.sizes()) {
     const bool stream = ShouldStream<T>(n);
+    const bool vector = avx512::Supported();
     ParallelChunks(
         n,
         [&](int64_t begin, int64_t end) {
-          BinaryRow<T>(pa + begin, pb + begin, o + begin, end - begin, 1, 1, op, stream);
+          if (vector) {
+            BinaryChunkAvx512<T>(pa + begin, pb + begin, o + begin, end - begin, kind, stream);
+          } else {
+            BinaryRow<T>(pa + begin, pb + begin, o + begin, end - begin, 1, 1, op, stream);
+          }
         },
         stream);
     return;

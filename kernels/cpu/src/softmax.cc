@@ -5,6 +5,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "avx512.h"
 #include "common.h"
 #include "half_convert.h"
 #include "multiversion.h"
@@ -19,8 +20,8 @@ namespace {
 // after the max pass (the next row; null: none).
 OPREG_CPU_ALWAYS_INLINE void SoftmaxF32(const float* src, float* dst, int64_t n,
                                         const void* next = nullptr, int64_t next_bytes = 0) {
-  const float m = detail::MaxOf(src, n, -std::numeric_limits<float>::infinity(),
-                                [](float v) { return v; });
+  const float m =
+      detail::MaxOf(src, n, -std::numeric_limits<float>::infinity(), [](float v) { return v; });
   if (next != nullptr) detail::Prefetch(next, next_bytes);
   float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
@@ -70,8 +71,8 @@ OPREG_CPU_MULTIVERSION void SoftmaxRow(const T* __restrict x, T* __restrict y, i
     }
     if (stream) detail::StreamCopy(y, buf, n * static_cast<int64_t>(sizeof(T)));
   } else {
-    const float m = detail::MaxOf(x, n, -std::numeric_limits<float>::infinity(),
-                                  [](float v) { return v; });
+    const float m =
+        detail::MaxOf(x, n, -std::numeric_limits<float>::infinity(), [](float v) { return v; });
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
     for (int64_t j = 0; j < n; ++j) sum += detail::ExpF(static_cast<float>(x[j]) - m);
@@ -102,6 +103,45 @@ void SoftmaxStrided(const T* x, T* y, int64_t n, int64_t st) {
   }
 }
 
+#if OPREG_CPU_HAVE_AVX512
+OPREG_CPU_AVX512_BEGIN
+// SoftmaxRow with AVX-512 (see avx512.h), conversions in registers: the max pass, then exp stored
+// once in f32 with its sum, then the scaled outputs; rows longer than kRowBuffer compute exp twice
+// instead. A NaN makes the sum, and so every output, NaN.
+template <class T>
+void SoftmaxRowAvx512(const T* __restrict x, T* __restrict y, int64_t n, bool stream) {
+  using avx512::Mask;
+  using avx512::V;
+  const float m = avx512::MaxEach(n, -std::numeric_limits<float>::infinity(),
+                                  [&](int64_t j, Mask k) { return avx512::Load(x + j, k); });
+  const V vm = _mm512_set1_ps(m);
+  auto exp_at = [&](int64_t j, Mask k) {
+    return avx512::ExpNonPositive<T>(_mm512_sub_ps(avx512::Load(x + j, k), vm));
+  };
+  if (n <= detail::kRowBuffer) {
+    detail::Prefetch(x + n, n * static_cast<int64_t>(sizeof(T)));  // the next row
+    detail::Buffer<float, detail::kRowBuffer> e_buf;
+    float* e = e_buf.get();
+    const float sum = avx512::SumEach(n, [&](int64_t j, Mask k) {
+      const V v = _mm512_maskz_mov_ps(k, exp_at(j, k));
+      _mm512_mask_storeu_ps(e + j, k, v);
+      return v;
+    });
+    const V inv = _mm512_set1_ps(1.0f / sum);
+    avx512::StoreEach(y, n, stream, [&](int64_t j, Mask k) {
+      return _mm512_mul_ps(_mm512_maskz_loadu_ps(k, e + j), inv);
+    });
+  } else {
+    const float sum =
+        avx512::SumEach(n, [&](int64_t j, Mask k) { return _mm512_maskz_mov_ps(k, exp_at(j, k)); });
+    const V inv = _mm512_set1_ps(1.0f / sum);
+    avx512::StoreEach(y, n, stream,
+                      [&](int64_t j, Mask k) { return _mm512_mul_ps(exp_at(j, k), inv); });
+  }
+}
+OPREG_CPU_AVX512_END
+#endif
+
 }  // namespace
 
 void SoftmaxCpu(const Tensor& x, int64_t dim, Tensor& out) {
@@ -118,6 +158,19 @@ void SoftmaxCpu(const Tensor& x, int64_t dim, Tensor& out) {
     const T* in = x.data_ptr<T>();
     T* o = out.data_ptr<T>();
     const bool stream = detail::ShouldStream<T>(x.numel());
+#if OPREG_CPU_HAVE_AVX512
+    if (inner == 1 && avx512::Supported()) {
+      avx512::WithElementType<T>([&](auto tag) {
+        using E = decltype(tag);
+        const E* ein = reinterpret_cast<const E*>(in);
+        E* eo = reinterpret_cast<E*>(o);
+        detail::ParallelRows(slices, slices * n, stream, [&](int64_t s) {
+          SoftmaxRowAvx512<E>(ein + s * n, eo + s * n, n, stream);
+        });
+      });
+      return;
+    }
+#endif
     detail::ParallelRows(slices, slices * n, stream, [&](int64_t s) {
       const int64_t oi = s / inner, ii = s % inner;
       const int64_t base = oi * n * inner + ii;
