@@ -2,16 +2,13 @@
 // and the validating tensor-level entry points.
 #include "opreg/symm_mem/collectives.h"
 
-#include <linux/futex.h>
 #include <sched.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 
+#include "futex_wait.h"
 #include "opreg/core/error.h"
 #include "opreg/core/half.h"
 #include "opreg/kernels/cpu/fused_add_rms_norm.h"
@@ -40,26 +37,14 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kSpinNs = 10'000;
 constexpr int64_t kYieldNs = 2'000'000;
 
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 inline uint32_t LoadAcquire(uint32_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 inline bool Cas(uint32_t* p, uint32_t from, uint32_t to) {
   return __atomic_compare_exchange_n(p, &from, to, /*weak=*/false, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE);
 }
-void Wake(uint32_t* p) { ::syscall(SYS_futex, p, FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0); }
-void Sleep(uint32_t* p, uint32_t value, std::chrono::nanoseconds wait) {
-  timespec ts;
-  ts.tv_sec = static_cast<time_t>(wait.count() / 1000000000);
-  ts.tv_nsec = static_cast<long>(wait.count() % 1000000000);
-  ::syscall(SYS_futex, p, FUTEX_WAIT, value, &ts, nullptr, 0);
-}
+using detail::CpuRelax;
+using detail::FutexWait;
+using detail::FutexWake;
 
 // Spin, then yield, then `park` (futex sleep, one slice); `step` and `park` return true when
 // done. False when `timeout` passes first.
@@ -93,14 +78,14 @@ bool Put(uint32_t* slot, Millis timeout) {
     uint32_t cur = LoadAcquire(slot);
     if (cur == 0) return Cas(slot, 0, 1);
     if (cur == 2 && Cas(slot, 2, 1)) {
-      Wake(slot);
+      FutexWake(slot);
       return true;
     }
     return false;
   };
   // Flag ourselves (1 -> 3), sleep while 3, and take the slot if it was consumed meanwhile.
   auto park = [slot, &step](std::chrono::nanoseconds wait) {
-    if (Cas(slot, 1, 3)) Sleep(slot, 3, wait);
+    if (Cas(slot, 1, 3)) FutexWait(slot, 3, wait);
     if (step()) return true;
     return Cas(slot, 3, 1) ? false : step();  // un-flag before spinning again
   };
@@ -116,13 +101,13 @@ bool Take(uint32_t* slot, Millis timeout) {
     uint32_t cur = LoadAcquire(slot);
     if (cur == 1) return Cas(slot, 1, 0);
     if (cur == 3 && Cas(slot, 3, 0)) {
-      Wake(slot);
+      FutexWake(slot);
       return true;
     }
     return false;
   };
   auto park = [slot, &step](std::chrono::nanoseconds wait) {
-    if (Cas(slot, 0, 2)) Sleep(slot, 2, wait);
+    if (Cas(slot, 0, 2)) FutexWait(slot, 2, wait);
     if (step()) return true;
     return Cas(slot, 2, 0) ? false : step();
   };

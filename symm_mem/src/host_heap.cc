@@ -1,13 +1,10 @@
 // SymmetricMemory (signal pads: CAS protocol with spin / yield / shared futex waits, all with
 // timeouts), SymmetricAllocator and the tensor-level helpers (empty, IsSymmetric, Rendezvous).
-#include <linux/futex.h>
 #include <sched.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <cerrno>
 
+#include "futex_wait.h"
 #include "opreg/core/error.h"
 #include "opreg/core/tensor_factories.h"
 #include "opreg/symm_mem/symmetric_memory.h"
@@ -17,26 +14,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void FutexWake(uint32_t* addr) {
-  ::syscall(SYS_futex, addr, FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
-}
-
-// Waits (up to `wait`) while *addr == value. Shared (not _PRIVATE): the words live in memory
-// mapped by several processes.
-void FutexWait(uint32_t* addr, uint32_t value, std::chrono::nanoseconds wait) {
-  timespec ts;
-  ts.tv_sec = static_cast<time_t>(wait.count() / 1000000000);
-  ts.tv_nsec = static_cast<long>(wait.count() % 1000000000);
-  ::syscall(SYS_futex, addr, FUTEX_WAIT, value, &ts, nullptr, 0);
-}
-
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
+using detail::CpuRelax;
+using detail::FutexWait;
+using detail::FutexWake;
 
 // Waits until CAS(*slot: from -> to) succeeds, then wakes futex waiters of the slot. Returns
 // false on timeout.

@@ -79,8 +79,7 @@ OPREG_CPU_MULTIVERSION void BinaryRow(const T* __restrict ar, const T* __restric
   }
 }
 
-// What a binary op computes, for the AVX-512 loop (which cannot call the scalar op): a + alpha * b
-// or a * b.
+// What a binary op computes: a + alpha * b, or a * b.
 struct BinaryKind {
   bool mul = false;
   float alpha = 1.0f;
@@ -91,11 +90,12 @@ struct BinaryKind {
 template <class T>
 void BinaryChunkAvx512(const T* a, const T* b, T* o, int64_t n, BinaryKind kind, bool stream);
 
-// out[i] = op(a[i], b[i]) with broadcasting, computed in f32. `out` is contiguous with the
-// broadcast shape; a and b may have any strides. `kind` says what op computes: same-shape
-// contiguous inputs take BinaryChunkAvx512 where the CPU has AVX-512.
+// out[i] = op(a[i], b[i]) with broadcasting, computed in f32, where op is `kind` as a scalar
+// function (BinaryRow's loops are compiled for it). `out` is contiguous with the broadcast shape;
+// a and b may have any strides. Same-shape contiguous inputs take BinaryChunkAvx512 where the CPU
+// has AVX-512.
 template <class T, class Op>
-void BinaryBroadcast(const Tensor& a, const Tensor& b, Tensor& out, Op op, BinaryKind kind) {
+void BinaryBroadcastWith(const Tensor& a, const Tensor& b, Tensor& out, Op op, BinaryKind kind) {
   const int64_t n = out.numel();
   if (n == 0) return;
   T* __restrict o = out.data_ptr<T>();
@@ -141,6 +141,22 @@ void BinaryBroadcast(const Tensor& a, const Tensor& b, Tensor& out, Op op, Binar
     }
     BinaryRow<T>(pa + oa, pb + ob, o + r * inner, inner, ia, ib, op, stream);
   });
+}
+
+// out = kind(a, b) with broadcasting, computed in f32 (see BinaryBroadcastWith).
+template <class T>
+void BinaryBroadcast(const Tensor& a, const Tensor& b, Tensor& out, BinaryKind kind) {
+  if (kind.mul) {
+    BinaryBroadcastWith<T>(
+        a, b, out, [](float x, float y) { return x * y; }, kind);
+  } else if (kind.alpha == 1.0f) {
+    BinaryBroadcastWith<T>(
+        a, b, out, [](float x, float y) { return x + y; }, kind);
+  } else {
+    const float alpha = kind.alpha;
+    BinaryBroadcastWith<T>(
+        a, b, out, [alpha](float x, float y) { return x + alpha * y; }, kind);
+  }
 }
 
 }  // namespace opreg::kernels::cpu::detail

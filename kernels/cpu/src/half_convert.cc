@@ -79,19 +79,18 @@ __attribute__((target("avx2,f16c"))) void FloatToHalfF16c(const float* __restric
 // of the conversions, with an all-ones mask, avoid GCC 12's false -Wmaybe-uninitialized on the
 // unmasked ones (GCC bug 105593).
 __attribute__((target("avx512f"))) void HalfToFloatAvx512(const Half* __restrict in,
-                                                         float* __restrict out, int64_t n) {
+                                                          float* __restrict out, int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
     __m512 f = _mm512_maskz_cvtph_ps(0xffff, h);
     const __mmask16 nan = _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q);
     if (__builtin_expect(nan != 0, 0)) {
-      const __m512i mag = _mm512_and_si512(_mm512_maskz_cvtepu16_epi32(0xffff, h),
-                                            _mm512_set1_epi32(0x7fff));
+      const __m512i mag =
+          _mm512_and_si512(_mm512_maskz_cvtepu16_epi32(0xffff, h), _mm512_set1_epi32(0x7fff));
       const __mmask16 snan = _mm512_cmplt_epi32_mask(mag, _mm512_set1_epi32(0x7e00)) & nan;
-      f = _mm512_castsi512_ps(_mm512_mask_andnot_epi32(_mm512_castps_si512(f), snan,
-                                                       _mm512_set1_epi32(0x00400000),
-                                                       _mm512_castps_si512(f)));
+      f = _mm512_castsi512_ps(_mm512_mask_andnot_epi32(
+          _mm512_castps_si512(f), snan, _mm512_set1_epi32(0x00400000), _mm512_castps_si512(f)));
     }
     _mm512_storeu_ps(out + i, f);
   }
@@ -99,7 +98,7 @@ __attribute__((target("avx512f"))) void HalfToFloatAvx512(const Half* __restrict
 }
 
 __attribute__((target("avx512f"))) void FloatToHalfAvx512(const float* __restrict in,
-                                                         Half* __restrict out, int64_t n) {
+                                                          Half* __restrict out, int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     __m512 f = _mm512_loadu_ps(in + i);
@@ -116,23 +115,14 @@ __attribute__((target("avx512f"))) void FloatToHalfAvx512(const float* __restric
   FloatToHalfF16c(in + i, out + i, n - i);
 }
 
-bool HaveF16c() {
-  __builtin_cpu_init();  // Idempotent; needed if this runs before libgcc's own initializer.
-  // __builtin_cpu_supports knows "avx2" (which also checks that the OS saves ymm state), but not
-  // "f16c" on every compiler: read that from CPUID leaf 1 (ECX bit 29).
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
-  return f16c && __builtin_cpu_supports("avx2");
-}
-
-bool HaveAvx512() { return HaveF16c() && __builtin_cpu_supports("avx512f"); }
+bool HaveAvx512() { return CpuHasF16c() && __builtin_cpu_supports("avx512f"); }
 
 // F16C needs AVX for its ymm form, and the NaN fix-ups above need AVX2.
 HalfToFloatFn ChooseHalfToFloat() {
-  return HaveAvx512() ? HalfToFloatAvx512 : (HaveF16c() ? HalfToFloatF16c : HalfToFloatGeneric);
+  return HaveAvx512() ? HalfToFloatAvx512 : (CpuHasF16c() ? HalfToFloatF16c : HalfToFloatGeneric);
 }
 FloatToHalfFn ChooseFloatToHalf() {
-  return HaveAvx512() ? FloatToHalfAvx512 : (HaveF16c() ? FloatToHalfF16c : FloatToHalfGeneric);
+  return HaveAvx512() ? FloatToHalfAvx512 : (CpuHasF16c() ? FloatToHalfF16c : FloatToHalfGeneric);
 }
 
 #else
@@ -143,6 +133,19 @@ FloatToHalfFn ChooseFloatToHalf() { return FloatToHalfGeneric; }
 #endif  // OPREG_CPU_HAVE_F16C_PATH
 
 }  // namespace
+
+bool CpuHasF16c() {
+#ifdef OPREG_CPU_HAVE_F16C_PATH
+  __builtin_cpu_init();  // Idempotent; needed if this runs before libgcc's own initializer.
+  // __builtin_cpu_supports knows "avx2" (which also checks that the OS saves ymm state), but not
+  // "f16c" on every compiler: read that from CPUID leaf 1 (ECX bit 29).
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
+  return f16c && __builtin_cpu_supports("avx2");
+#else
+  return false;
+#endif
+}
 
 // Chosen on the first call (function-local statics: safe whatever the order of static
 // initialization), once per process.

@@ -20,6 +20,10 @@ inline constexpr int64_t kHalfBlock = 512;
 // an f32 stack buffer (32 KiB), so each element is converted once; longer rows go by blocks.
 inline constexpr int64_t kRowBuffer = 8192;
 
+// Whether the CPU has F16C and AVX2 (with the OS saving ymm state); false off x86-64 / GCC-style
+// compilers. Thread-safe.
+bool CpuHasF16c();
+
 // out[i] = float(in[i]) for i < n.
 void HalfToFloat(const Half* in, float* out, int64_t n);
 

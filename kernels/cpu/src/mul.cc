@@ -8,8 +8,7 @@ void MulCpu(const Tensor& self, const Tensor& other, Tensor& out) {
   detail::RequireCpuContiguous("MulCpu", out, "out");
   detail::DispatchFloating(out.dtype(), "MulCpu", [&](auto tag) {
     using T = decltype(tag);
-    detail::BinaryBroadcast<T>(
-        self, other, out, [](float x, float y) { return x * y; }, detail::BinaryKind{true, 1.0f});
+    detail::BinaryBroadcast<T>(self, other, out, detail::BinaryKind{true, 1.0f});
   });
 }
 

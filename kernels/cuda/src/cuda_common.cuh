@@ -30,6 +30,7 @@ namespace detail {
 
 using device::FromFloat;
 using device::ToFloat;
+using device::Vector;
 
 // Calls fn(T{}) with the device element type of a floating dtype (f32, f16, bf16); kType error
 // naming `op` for anything else.
@@ -51,12 +52,6 @@ void DispatchFloating(DType dtype, const char* op, Fn&& fn) {
 }
 
 // ---- 16-byte vectors -------------------------------------------------------------------------
-
-template <class T>
-struct alignas(16) Vector {
-  static constexpr int kSize = 16 / sizeof(T);
-  T v[kSize];
-};
 
 // Plain loads (not __ldg): out-of-place ops may be called with out aliasing an input.
 template <class T>

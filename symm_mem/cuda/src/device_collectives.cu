@@ -22,10 +22,7 @@ using ::opreg::kernels::cuda::device::FromFloat;
 using ::opreg::kernels::cuda::device::ToFloat;
 
 template <class T>
-struct alignas(16) Vec {
-  static constexpr int kSize = 16 / sizeof(T);
-  T v[kSize];
-};
+using Vec = ::opreg::kernels::cuda::device::Vector<T>;
 
 // Peer memory is read and written through L2 (ld/st.cg): never a stale L1 line of a peer.
 template <class T>

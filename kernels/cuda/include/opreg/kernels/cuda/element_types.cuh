@@ -1,6 +1,7 @@
 // Device-side conversions between the element types of opreg's floating dtypes (float, __half,
-// __nv_bfloat16) and float, in which every CUDA kernel does its arithmetic. FromFloat rounds to
-// nearest even. Shared by kernels/cuda and the symmetric-memory collectives (nvcc only).
+// __nv_bfloat16) and float, in which every CUDA kernel does its arithmetic, and the 16-byte vector
+// of them that the kernels load and store. FromFloat rounds to nearest even. Shared by
+// kernels/cuda and the symmetric-memory collectives (nvcc only).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -26,5 +27,12 @@ template <>
 __device__ __forceinline__ __nv_bfloat16 FromFloat<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
 }
+
+// 16 bytes of T, for one 128-bit load or store (the address must be 16-byte aligned).
+template <class T>
+struct alignas(16) Vector {
+  static constexpr int kSize = 16 / sizeof(T);
+  T v[kSize];
+};
 
 }  // namespace opreg::kernels::cuda::device
