@@ -95,6 +95,92 @@ TEST_CASE("softmax matches the double reference along any dim", "[ops][softmax]"
                     "[opreg::softmax] argument 'dim' (#1): expected a dimension in [-2, 1], got 2");
 }
 
+// NaN where expected is NaN, the same infinity where it is infinite, else within Tol(dtype)
+// relative to `exact` rounded to dtype, plus the dtype's smallest subnormal (at least 1e-30:
+// results near the f32 underflow may flush to zero).
+void CheckSpecial(const std::vector<double>& actual, const std::vector<double>& exact,
+                  DType dtype) {
+  REQUIRE(actual.size() == exact.size());
+  const auto expected = Values(FromValues(exact, {static_cast<int64_t>(exact.size())}, dtype));
+  const double tol = Tol(dtype);
+  const double tiny = dtype == DType::kFloat16 ? 6e-8 : 1e-30;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    INFO("element " << i << ": got " << actual[i] << ", expected " << expected[i]);
+    if (std::isnan(expected[i])) {
+      CHECK(std::isnan(actual[i]));
+    } else if (std::isinf(expected[i])) {
+      CHECK(actual[i] == expected[i]);
+    } else {
+      CHECK(std::fabs(actual[i] - expected[i]) <= tol * std::fabs(expected[i]) + tiny);
+    }
+  }
+}
+
+// The fast paths build exp from its exponent bits, so both ends of its range, the infinities and
+// NaN are checked in every lane position (rows of 37: a full vector, then a tail).
+TEST_CASE("silu_and_mul and softmax at infinities, NaN and the ends of exp's range",
+          "[ops][silu_and_mul][softmax]") {
+  const double inf = INFINITY, nan = NAN;
+  const std::vector<double> specials = {-inf, inf,   nan,  -1e4, -100, -88.8, -88.5, -88.2, -87.5,
+                                        -87,  -20,   -1,   -0.0, 0.0,  1e-3,  1,     20,    80,
+                                        87,   87.25, 87.5, 88.5, 100,  1e4,   -0.5,  0.5};
+  for (DType dt : kDTypes) {
+    INFO(Name(dt));
+    // silu_and_mul: every special value in every lane position, b = 1.5.
+    const int64_t d = 37, rows = static_cast<int64_t>(specials.size());
+    std::vector<double> xv(rows * 2 * d);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < d; ++j) {
+        xv[r * 2 * d + j] = specials[(r + j) % specials.size()];
+        xv[r * 2 * d + d + j] = 1.5;
+      }
+    }
+    const Tensor x = FromValues(xv, {rows, 2 * d}, dt);
+    const auto vx = Values(x);
+    std::vector<double> ref(rows * d);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < d; ++j) {
+        const double a = vx[r * 2 * d + j];
+        ref[r * d + j] = a / (1 + std::exp(-a)) * vx[r * 2 * d + d + j];
+      }
+    }
+    CHECK(std::isnan(ref[0]));  // silu(-inf) = -inf / inf, as torch gives
+    CheckSpecial(Values(ops::silu_and_mul(x)), ref, dt);
+
+    // softmax rows: -inf entries give exactly 0; a row of -inf, a NaN or a +inf gives NaNs;
+    // logits near 1e4 (exact differences); a spread past exp's underflow.
+    const int64_t n = 37;
+    std::vector<std::vector<double>> srows(5, std::vector<double>(n));
+    for (int64_t j = 0; j < n; ++j) {
+      srows[0][j] = j % 3 == 0 ? -inf : 0.25 * static_cast<double>(j % 7);
+      srows[1][j] = -inf;
+      srows[2][j] = j == 29 ? nan : 1.0;
+      srows[3][j] = 9984 + 8 * static_cast<double>(j % 5);
+      srows[4][j] = -static_cast<double>(j) * 3.0;  // down to -108
+    }
+    std::vector<double> sv;
+    for (const auto& row : srows) sv.insert(sv.end(), row.begin(), row.end());
+    const Tensor s = FromValues(sv, {static_cast<int64_t>(srows.size()), n}, dt);
+    const auto vs = Values(s);
+    std::vector<double> sref(vs.size());
+    for (size_t r = 0; r < srows.size(); ++r) {
+      const double* row = vs.data() + r * n;
+      double m = -inf, sum = 0;
+      bool has_nan = false;
+      for (int64_t j = 0; j < n; ++j) {
+        has_nan |= std::isnan(row[j]);
+        m = std::max(m, row[j]);
+      }
+      if (has_nan) m = nan;
+      for (int64_t j = 0; j < n; ++j) sum += std::exp(row[j] - m);
+      for (int64_t j = 0; j < n; ++j) sref[r * n + j] = std::exp(row[j] - m) / sum;
+    }
+    const auto got = Values(ops::softmax(s, -1));
+    CheckSpecial(got, sref, dt);
+    for (int64_t j = 0; j < n; j += 3) CHECK(got[j] == 0.0);  // exp(-inf) is exactly 0
+  }
+}
+
 TEST_CASE("per_token_quant to int8 and fp8 with per-row scales", "[ops][quant]") {
   for (DType dt : kDTypes) {
     for (DType qt : {DType::kInt8, DType::kFloat8E4M3FN}) {

@@ -115,7 +115,6 @@ float QuantizeRowInt8Avx512(const T* __restrict row, int8_t* __restrict qrow, in
   const float absmax = avx512::MaxEach(h, 0.0f, [&](int64_t j, Mask k) {
     return _mm512_and_ps(avx512::Load(row + j, k), abs_mask);
   });
-  if (h <= detail::kRowBuffer) detail::Prefetch(row + h, h * static_cast<int64_t>(sizeof(T)));
   const float s = absmax / 127.0f;
   const __m512 inv = _mm512_set1_ps(s == 0.0f ? 0.0f : 1.0f / s);
   detail::Buffer<int8_t, detail::kRowBuffer> q_buf;
@@ -123,6 +122,7 @@ float QuantizeRowInt8Avx512(const T* __restrict row, int8_t* __restrict qrow, in
   int8_t* __restrict q = buffered ? q_buf.get() : qrow;
   for (int64_t j = 0; j < h; j += avx512::kLanes) {
     const Mask k = avx512::FirstLanes(h - j);
+    _mm_prefetch(reinterpret_cast<const char*>(row + h + j), _MM_HINT_T0);  // the next row
     __m512 v = _mm512_mul_ps(avx512::Load(row + j, k), inv);
     v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-127.0f)), _mm512_set1_ps(127.0f));
     _mm_mask_storeu_epi8(q + j, k, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)));

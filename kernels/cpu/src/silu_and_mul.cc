@@ -55,13 +55,17 @@ OPREG_CPU_MULTIVERSION void SiluAndMulRow(const T* __restrict a, const T* __rest
 
 #if OPREG_CPU_HAVE_AVX512
 OPREG_CPU_AVX512_BEGIN
-// The same row with AVX-512 (see avx512.h): one pass, conversions in registers.
+// The same row with AVX-512 (see avx512.h): one pass, conversions in registers. Rows are
+// a = x[r, :d], b = x[r, d:], so a's and b's prefetches (kPrefetchBytes ahead) step over the other
+// half into the next row, which lies right after b: the next row starts with its data in cache.
 template <class T>
 void SiluAndMulRowAvx512(const T* __restrict a, const T* __restrict b, T* __restrict y, int64_t d,
                          bool stream) {
+  constexpr int64_t kAhead = detail::kPrefetchBytes / static_cast<int64_t>(sizeof(T));
   avx512::StoreEach(y, d, stream, [&](int64_t j, avx512::Mask k) {
-    _mm_prefetch(reinterpret_cast<const char*>(a + j) + 4096, _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(b + j) + 4096, _MM_HINT_T0);
+    const int64_t ahead = j + kAhead < d ? j + kAhead : j + kAhead + d;
+    _mm_prefetch(reinterpret_cast<const char*>(a + ahead), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(b + ahead), _MM_HINT_T0);
     return _mm512_mul_ps(avx512::Silu<T>(avx512::Load(a + j, k)), avx512::Load(b + j, k));
   });
 }

@@ -119,10 +119,10 @@ void SoftmaxRowAvx512(const T* __restrict x, T* __restrict y, int64_t n, bool st
     return avx512::ExpNonPositive<T>(_mm512_sub_ps(avx512::Load(x + j, k), vm));
   };
   if (n <= detail::kRowBuffer) {
-    detail::Prefetch(x + n, n * static_cast<int64_t>(sizeof(T)));  // the next row
     detail::Buffer<float, detail::kRowBuffer> e_buf;
     float* e = e_buf.get();
     const float sum = avx512::SumEach(n, [&](int64_t j, Mask k) {
+      _mm_prefetch(reinterpret_cast<const char*>(x + n + j), _MM_HINT_T0);  // the next row
       const V v = _mm512_maskz_mov_ps(k, exp_at(j, k));
       _mm512_mask_storeu_ps(e + j, k, v);
       return v;
