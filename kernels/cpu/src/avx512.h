@@ -22,10 +22,13 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <type_traits>
 
+#include "exp_poly.h"
 #include "opreg/core/half.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -245,87 +248,69 @@ inline float MaxEach(int64_t n, float init, F&& f) {
   return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(a0, a1), _mm512_max_ps(a2, a3)));
 }
 
-// exp(x) for x <= 0 (and NaN: NaN), as the kernels need it (softmax's x - max, silu's -|a|):
-// x = n ln2 + r with |r| <= ln2 / 2, exp(r) by a polynomial in Horner form, and 2^n built in the
-// exponent bits; results below 2^-126 (x < -87.34) are 0, so exp(-inf) = 0. When T (the type the
-// result is rounded to) is float: ln2 in two parts (an exact reduction) and Cephes' degree-7
-// polynomial, within 2 ulp. For f16 and bf16 results: ln2 in one part (error below 3e-7 for
-// n >= -126) and a degree-4 fit (relative error 5.4e-6, fitted on |r| <= ln2 / 2 for relative
-// error), far below their rounding (2^-11, 2^-8) and four instructions cheaper. Written without
-// vrndscaleps and vscalefps: on AMD's AVX-512 they issue on the same pipes as the f16
-// conversions.
-template <class T>
-inline V ExpNonPositive(V x) {
-  // Lanes of x below ln(2^-126) are zeroed at the end; NaN lanes are kept (unordered: true).
-  const Mask keep = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.3365447505531f), _CMP_NLT_UQ);
-  // t = x log2(e) + 1.5 * 2^23 + 127: the float addition rounds to the nearest integer n and
-  // leaves n + 127, the biased exponent of 2^n, in t's low mantissa bits.
-  const V magic = _mm512_set1_ps(12583039.0f);
-  const V t = _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), magic);
-  const V n = _mm512_sub_ps(t, magic);
-  V y;
-  if constexpr (std::is_same_v<T, float>) {
-    V r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-    y = _mm512_set1_ps(1.9875691500e-4f);
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.3981999507e-3f));
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.3334519073e-3f));
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.1665795894e-2f));
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.6666665459e-1f));
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5.0000001201e-1f));
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.0f));
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.0f));
-  } else {
-    const V r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693147180559945f), x);
-    y = _mm512_set1_ps(0.04127759486436844f);
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(0.1675349771976471f));
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(0.5000511407852173f));
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.0f));
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.0f));
-  }
-  // 2^n: shifting t's bits left by 23 drops its exponent and moves n + 127 (in [1, 254] where
-  // kept) into the exponent field.
-  const __m512i e = _mm512_slli_epi32(_mm512_castps_si512(t), 23);
-  return _mm512_maskz_mul_ps(keep, y, _mm512_castsi512_ps(e));
+// exp(r) ~ P(r) (exp_poly.h) for results rounded to T, or P(-q) when kNegated.
+template <class T, bool kNegated = false>
+inline V ExpPoly(V r) {
+  constexpr size_t kTerms = std::size(exp_poly::Poly<T>());
+  auto c = [](size_t i) {
+    return kNegated ? exp_poly::NegatedCoefficient<T>(i) : exp_poly::Poly<T>()[i];
+  };
+  V y = _mm512_set1_ps(c(0));
+  for (size_t i = 1; i < kTerms; ++i) y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(c(i)));
+  return y;
 }
 
-// silu(a) = a / (1 + exp(-a)), with exp(-a) as in ExpNonPositive but for any sign: a is clamped
-// to >= -88.7 (n <= 128: exp(88.7) builds 2^128 = inf, as exp(-a) overflows for a below
-// -88.72), and lanes with -a below ln(2^-126) give 0. 1 / (1 + e) is vrcp14ps, plus a Newton
-// step when T is float (relative error 2^-14, then below 2^-26). So silu(-inf) is NaN, as
-// a / (1 + exp(-a)) gives (and torch), silu(+inf) = inf, and NaN stays NaN.
+// r = x - n ln2 (or -r = a + n ln2 for x = -a when kNegated), in two parts for f32 results.
+template <class T, bool kNegated = false>
+inline V ReduceLn2(V n, V x) {
+  if constexpr (std::is_same_v<T, float>) {
+    if constexpr (kNegated) {
+      return _mm512_fmadd_ps(n, _mm512_set1_ps(exp_poly::kLn2Lo),
+                             _mm512_fmadd_ps(n, _mm512_set1_ps(exp_poly::kLn2Hi), x));
+    } else {
+      return _mm512_fnmadd_ps(n, _mm512_set1_ps(exp_poly::kLn2Lo),
+                              _mm512_fnmadd_ps(n, _mm512_set1_ps(exp_poly::kLn2Hi), x));
+    }
+  } else {
+    return kNegated ? _mm512_fmadd_ps(n, _mm512_set1_ps(exp_poly::kLn2), x)
+                    : _mm512_fnmadd_ps(n, _mm512_set1_ps(exp_poly::kLn2), x);
+  }
+}
+
+// 2^n from t = n + kRoundBias (exp_poly.h): shifting t's bits left by 23 drops its exponent and
+// moves n + 127 into the exponent field.
+inline V Pow2FromRounded(V t) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t), 23));
+}
+
+// exp(x) for x <= 0 (and NaN: NaN), as softmax needs it (x - max), with exp_poly.h's reduction
+// and polynomial for results rounded to T; results below 2^-126 (x < -87.34) are 0, so exp(-inf)
+// = 0. Written without vrndscaleps and vscalefps: on AMD's AVX-512 they issue on the same pipes
+// as the f16 conversions.
+template <class T>
+inline V ExpNonPositive(V x) {
+  // Lanes of x below kMinArg are zeroed at the end; NaN lanes are kept (unordered: true).
+  const Mask keep = _mm512_cmp_ps_mask(x, _mm512_set1_ps(exp_poly::kMinArg), _CMP_NLT_UQ);
+  const V bias = _mm512_set1_ps(exp_poly::kRoundBias);
+  const V t = _mm512_fmadd_ps(x, _mm512_set1_ps(exp_poly::kLog2e), bias);
+  const V y = ExpPoly<T>(ReduceLn2<T>(_mm512_sub_ps(t, bias), x));
+  return _mm512_maskz_mul_ps(keep, y, Pow2FromRounded(t));
+}
+
+// silu(a) = a / (1 + exp(-a)). exp(-a) as in ExpNonPositive but for any sign: a is clamped to
+// >= -88.7 (n <= 128: exp(88.7) builds 2^128 = inf, as exp(-a) overflows for a below -88.72), and
+// lanes with -a below kMinArg give 0. 1 / (1 + e) is vrcp14ps, plus a Newton step when T is float
+// (relative error 2^-14, then below 2^-26). So silu(-inf) is NaN, as a / (1 + exp(-a)) gives (and
+// torch), silu(+inf) = inf, and NaN stays NaN.
 template <class T>
 inline V Silu(V a) {
   // max(c, a) returns a when a is NaN (vmaxps returns its second operand for a NaN).
   const V ac = _mm512_max_ps(_mm512_set1_ps(-88.7f), a);
-  const Mask keep = _mm512_cmp_ps_mask(ac, _mm512_set1_ps(87.3365447505531f), _CMP_NGT_UQ);
-  const V magic = _mm512_set1_ps(12583039.0f);  // see ExpNonPositive
-  const V t = _mm512_fnmadd_ps(ac, _mm512_set1_ps(1.44269504088896341f), magic);
-  const V n = _mm512_sub_ps(t, magic);
-  // q = -r, where -a = n ln2 + r; exp(r) = P(-q), so the odd coefficients change sign.
-  V y;
-  if constexpr (std::is_same_v<T, float>) {
-    V q = _mm512_fmadd_ps(n, _mm512_set1_ps(0.693359375f), ac);
-    q = _mm512_fmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), q);
-    y = _mm512_set1_ps(-1.9875691500e-4f);
-    y = _mm512_fmadd_ps(y, q, _mm512_set1_ps(1.3981999507e-3f));
-    y = _mm512_fmadd_ps(y, q, _mm512_set1_ps(-8.3334519073e-3f));
-    y = _mm512_fmadd_ps(y, q, _mm512_set1_ps(4.1665795894e-2f));
-    y = _mm512_fmadd_ps(y, q, _mm512_set1_ps(-1.6666665459e-1f));
-    y = _mm512_fmadd_ps(y, q, _mm512_set1_ps(5.0000001201e-1f));
-    y = _mm512_fmadd_ps(y, q, _mm512_set1_ps(-1.0f));
-    y = _mm512_fmadd_ps(y, q, _mm512_set1_ps(1.0f));
-  } else {
-    const V q = _mm512_fmadd_ps(n, _mm512_set1_ps(0.693147180559945f), ac);
-    y = _mm512_set1_ps(0.04127759486436844f);
-    y = _mm512_fmadd_ps(y, q, _mm512_set1_ps(-0.1675349771976471f));
-    y = _mm512_fmadd_ps(y, q, _mm512_set1_ps(0.5000511407852173f));
-    y = _mm512_fmadd_ps(y, q, _mm512_set1_ps(-1.0f));
-    y = _mm512_fmadd_ps(y, q, _mm512_set1_ps(1.0f));
-  }
-  const V e = _mm512_maskz_mul_ps(
-      keep, y, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t), 23)));
-  const V d = _mm512_add_ps(_mm512_set1_ps(1.0f), e);
+  const Mask keep = _mm512_cmp_ps_mask(ac, _mm512_set1_ps(-exp_poly::kMinArg), _CMP_NGT_UQ);
+  const V bias = _mm512_set1_ps(exp_poly::kRoundBias);
+  const V t = _mm512_fnmadd_ps(ac, _mm512_set1_ps(exp_poly::kLog2e), bias);
+  const V y = ExpPoly<T, true>(ReduceLn2<T, true>(_mm512_sub_ps(t, bias), ac));
+  const V d = _mm512_add_ps(_mm512_set1_ps(1.0f), _mm512_maskz_mul_ps(keep, y, Pow2FromRounded(t)));
   V rcp = _mm512_rcp14_ps(d);
   if constexpr (std::is_same_v<T, float>) {
     // The Newton step would turn 1 / inf = 0 into NaN (inf * 0); those lanes keep 0.

@@ -5,6 +5,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "avx2.h"
 #include "avx512.h"
 #include "common.h"
 #include "half_convert.h"
@@ -142,6 +143,45 @@ void SoftmaxRowAvx512(const T* __restrict x, T* __restrict y, int64_t n, bool st
 OPREG_CPU_AVX512_END
 #endif
 
+#if OPREG_CPU_HAVE_AVX2
+OPREG_CPU_AVX2_BEGIN
+// SoftmaxRowAvx512's passes with AVX2 (see avx2.h), for CPUs without AVX-512.
+template <class T>
+void SoftmaxRowAvx2(const T* __restrict x, T* __restrict y, int64_t n, bool stream) {
+  using avx2::V;
+  const float m = avx2::MaxEach(n, -std::numeric_limits<float>::infinity(),
+                                [&](int64_t j, int64_t c) { return avx2::LoadN(x + j, c); });
+  const V vm = _mm256_set1_ps(m);
+  // Lanes past c are zeroed: LoadPart's zeros would give exp(-m).
+  auto exp_at = [&](int64_t j, int64_t c) {
+    const V e = avx2::ExpNonPositive<T>(_mm256_sub_ps(avx2::LoadN(x + j, c), vm));
+    if (c == avx2::kLanes) return e;
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_and_ps(
+        e, _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(c)), lane)));
+  };
+  if (n <= detail::kRowBuffer) {
+    detail::Buffer<float, detail::kRowBuffer> e_buf;
+    float* e = e_buf.get();
+    const float sum = avx2::SumEach(n, [&](int64_t j, int64_t c) {
+      _mm_prefetch(reinterpret_cast<const char*>(x + n + j), _MM_HINT_T0);  // the next row
+      const V v = exp_at(j, c);
+      _mm256_storeu_ps(e + j, v);  // e has room for whole vectors
+      return v;
+    });
+    const V inv = _mm256_set1_ps(1.0f / sum);
+    avx2::StoreEach(y, n, stream,
+                    [&](int64_t j, int64_t) { return _mm256_mul_ps(_mm256_loadu_ps(e + j), inv); });
+  } else {
+    const float sum = avx2::SumEach(n, exp_at);
+    const V inv = _mm256_set1_ps(1.0f / sum);
+    avx2::StoreEach(y, n, stream,
+                    [&](int64_t j, int64_t c) { return _mm256_mul_ps(exp_at(j, c), inv); });
+  }
+}
+OPREG_CPU_AVX2_END
+#endif
+
 }  // namespace
 
 void SoftmaxCpu(const Tensor& x, int64_t dim, Tensor& out) {
@@ -168,6 +208,13 @@ void SoftmaxCpu(const Tensor& x, int64_t dim, Tensor& out) {
           SoftmaxRowAvx512<E>(ein + s * n, eo + s * n, n, stream);
         });
       });
+      return;
+    }
+#endif
+#if OPREG_CPU_HAVE_AVX2
+    if (inner == 1 && avx2::Supported()) {
+      detail::ParallelRows(slices, slices * n, stream,
+                           [&](int64_t s) { SoftmaxRowAvx2<T>(in + s * n, o + s * n, n, stream); });
       return;
     }
 #endif
