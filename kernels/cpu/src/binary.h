@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "avx512.h"
 #include "common.h"
 #include "half_convert.h"
 #include "multiversion.h"
+#include "simd/simd_rows.h"
 
 namespace opreg::kernels::cpu::detail {
 
@@ -85,15 +85,10 @@ struct BinaryKind {
   float alpha = 1.0f;
 };
 
-// o[j] = kind(a[j], b[j]) over [0, n) with AVX-512 (binary_avx512.cc); call only when
-// avx512::Supported(). Instantiated for float, Half and BFloat16.
-template <class T>
-void BinaryChunkAvx512(const T* a, const T* b, T* o, int64_t n, BinaryKind kind, bool stream);
-
 // out[i] = op(a[i], b[i]) with broadcasting, computed in f32, where op is `kind` as a scalar
 // function (BinaryRow's loops are compiled for it). `out` is contiguous with the broadcast shape;
-// a and b may have any strides. Same-shape contiguous inputs take BinaryChunkAvx512 where the CPU
-// has AVX-512.
+// a and b may have any strides. Same-shape contiguous inputs take the vector BinaryChunk
+// (simd_rows.h) where the CPU has one.
 template <class T, class Op>
 void BinaryBroadcastWith(const Tensor& a, const Tensor& b, Tensor& out, Op op, BinaryKind kind) {
   const int64_t n = out.numel();
@@ -105,15 +100,21 @@ void BinaryBroadcastWith(const Tensor& a, const Tensor& b, Tensor& out, Op op, B
   if (a.is_contiguous() && b.is_contiguous() && a.sizes() == out.sizes() &&
       b.sizes() == out.sizes()) {
     const bool stream = ShouldStream<T>(n);
-    const bool vector = avx512::Supported();
+#if OPREG_CPU_HAVE_SIMD_ROWS
+    auto run = [&](auto chunk) {
+      ParallelChunks(
+          n,
+          [&](int64_t begin, int64_t end) {
+            chunk(pa + begin, pb + begin, o + begin, end - begin, kind, stream);
+          },
+          stream);
+    };
+    if (RunSimd(run, &avx512::BinaryChunk<T>, &avx2::BinaryChunk<T>)) return;
+#endif
     ParallelChunks(
         n,
         [&](int64_t begin, int64_t end) {
-          if (vector) {
-            BinaryChunkAvx512<T>(pa + begin, pb + begin, o + begin, end - begin, kind, stream);
-          } else {
-            BinaryRow<T>(pa + begin, pb + begin, o + begin, end - begin, 1, 1, op, stream);
-          }
+          BinaryRow<T>(pa + begin, pb + begin, o + begin, end - begin, 1, 1, op, stream);
         },
         stream);
     return;

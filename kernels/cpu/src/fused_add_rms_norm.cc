@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "avx512.h"
 #include "common.h"
 #include "half_convert.h"
 #include "multiversion.h"
+#include "simd/simd_rows.h"
 
 namespace opreg::kernels::cpu {
 namespace {
@@ -85,31 +85,6 @@ OPREG_CPU_MULTIVERSION void FusedAddRmsNormRowHalf(Half* __restrict x, Half* __r
   detail::FloatToHalf(fz, x, h);
 }
 
-#if OPREG_CPU_HAVE_AVX512
-OPREG_CPU_AVX512_BEGIN
-// One row with AVX-512 (see avx512.h), any dtype: z = x + z rounded and stored, its sum of
-// squares from the rounded values (kept in registers, not read back), then x = (z * inv) * w.
-template <class T>
-void FusedAddRmsNormRowAvx512(T* __restrict x, T* __restrict z, const T* __restrict w, int64_t h,
-                              float eps) {
-  using avx512::Mask;
-  const float ss = avx512::SumEach(h, [&](int64_t j, Mask k) {
-    const __m512 v = avx512::StoreRounded(
-        z + j, _mm512_add_ps(avx512::Load(x + j, k), avx512::Load(z + j, k)), k);
-    return _mm512_mul_ps(v, v);
-  });
-  const __m512 inv = _mm512_set1_ps(1.0f / std::sqrt(ss / static_cast<float>(h) + eps));
-  if (h <= detail::kRowBuffer) {  // the next rows, read while this one is written
-    detail::Prefetch(x + h, h * static_cast<int64_t>(sizeof(T)));
-    detail::Prefetch(z + h, h * static_cast<int64_t>(sizeof(T)));
-  }
-  avx512::StoreEach(x, h, false, [&](int64_t j, Mask k) {
-    return _mm512_mul_ps(_mm512_mul_ps(avx512::Load(z + j, k), inv), avx512::Load(w + j, k));
-  });
-}
-OPREG_CPU_AVX512_END
-#endif
-
 }  // namespace
 
 void FusedAddRmsNormCpu(Tensor& input, Tensor& residual, const Tensor& weight, double eps) {
@@ -123,17 +98,12 @@ void FusedAddRmsNormCpu(Tensor& input, Tensor& residual, const Tensor& weight, d
     T* res = residual.data_ptr<T>();
     const T* w = weight.data_ptr<T>();
     const float feps = static_cast<float>(eps);
-#if OPREG_CPU_HAVE_AVX512
-    if (avx512::Supported()) {
-      avx512::WithElementType<T>([&](auto tag) {
-        using E = decltype(tag);
-        E* ein = reinterpret_cast<E*>(in);
-        E* eres = reinterpret_cast<E*>(res);
-        const E* ew = reinterpret_cast<const E*>(w);
-        detail::ParallelRows(rows, rows * h, false, [&](int64_t r) {
-          FusedAddRmsNormRowAvx512<E>(ein + r * h, eres + r * h, ew, h, feps);
-        });
-      });
+#if OPREG_CPU_HAVE_SIMD_ROWS
+    auto run = [&](auto row) {
+      detail::ParallelRows(rows, rows * h, false,
+                           [&](int64_t r) { row(in + r * h, res + r * h, w, h, feps); });
+    };
+    if (detail::RunSimd(run, &avx512::FusedAddRmsNormRow<T>, &avx2::FusedAddRmsNormRow<T>)) {
       return;
     }
 #endif

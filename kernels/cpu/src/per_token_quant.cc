@@ -4,11 +4,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "avx2.h"
-#include "avx512.h"
 #include "common.h"
 #include "half_convert.h"
 #include "multiversion.h"
+#include "simd/simd_rows.h"
 #include "vec_math.h"
 
 namespace opreg::kernels::cpu {
@@ -104,75 +103,6 @@ OPREG_CPU_MULTIVERSION float QuantizeRow(const T* __restrict row, Q* __restrict 
   return QuantizeRowConverted<T, Q>(row, qrow, h, qmax);
 }
 
-#if OPREG_CPU_HAVE_AVX512
-OPREG_CPU_AVX512_BEGIN
-// int8 rows with AVX-512 (see avx512.h), any input dtype; the same results as QuantizeRowImpl:
-// NaNs never win the absmax and quantize to -127 (vmaxps returns -127, its second operand, for a
-// NaN), and vcvtps2dq rounds half to even. `stream`: through a row buffer, as QuantizeRow.
-template <class T>
-float QuantizeRowInt8Avx512(const T* __restrict row, int8_t* __restrict qrow, int64_t h,
-                            bool stream) {
-  using avx512::Mask;
-  const __m512 abs_mask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
-  const float absmax = avx512::MaxEach(h, 0.0f, [&](int64_t j, Mask k) {
-    return _mm512_and_ps(avx512::Load(row + j, k), abs_mask);
-  });
-  const float s = absmax / 127.0f;
-  const __m512 inv = _mm512_set1_ps(s == 0.0f ? 0.0f : 1.0f / s);
-  detail::Buffer<int8_t, detail::kRowBuffer> q_buf;
-  const bool buffered = stream && h <= detail::kRowBuffer;
-  int8_t* __restrict q = buffered ? q_buf.get() : qrow;
-  for (int64_t j = 0; j < h; j += avx512::kLanes) {
-    const Mask k = avx512::FirstLanes(h - j);
-    _mm_prefetch(reinterpret_cast<const char*>(row + h + j), _MM_HINT_T0);  // the next row
-    __m512 v = _mm512_mul_ps(avx512::Load(row + j, k), inv);
-    v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-127.0f)), _mm512_set1_ps(127.0f));
-    _mm_mask_storeu_epi8(q + j, k, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)));
-  }
-  if (buffered) detail::StreamCopy(qrow, q, h);
-  return s;
-}
-OPREG_CPU_AVX512_END
-#endif
-
-#if OPREG_CPU_HAVE_AVX2
-OPREG_CPU_AVX2_BEGIN
-// QuantizeRowInt8Avx512 with AVX2 (see avx2.h), for CPUs without AVX-512; the same results.
-template <class T>
-float QuantizeRowInt8Avx2(const T* __restrict row, int8_t* __restrict qrow, int64_t h,
-                          bool stream) {
-  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-  const float absmax = avx2::MaxEach(h, 0.0f, [&](int64_t j, int64_t m) {
-    return _mm256_and_ps(avx2::LoadN(row + j, m), abs_mask);
-  });
-  const float s = absmax / 127.0f;
-  const __m256 inv = _mm256_set1_ps(s == 0.0f ? 0.0f : 1.0f / s);
-  detail::Buffer<int8_t, detail::kRowBuffer> q_buf;
-  const bool buffered = stream && h <= detail::kRowBuffer;
-  int8_t* __restrict q = buffered ? q_buf.get() : qrow;
-  for (int64_t j = 0; j < h; j += avx2::kLanes) {
-    const int64_t m = std::min(avx2::kLanes, h - j);
-    _mm_prefetch(reinterpret_cast<const char*>(row + h + j), _MM_HINT_T0);  // the next row
-    __m256 v = _mm256_mul_ps(avx2::LoadN(row + j, m), inv);
-    v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
-    const __m256i i32 = _mm256_cvtps_epi32(v);  // half to even, as vcvtps2dq in the AVX-512 path
-    const __m128i i16 =
-        _mm_packs_epi32(_mm256_castsi256_si128(i32), _mm256_extracti128_si256(i32, 1));
-    const __m128i i8 = _mm_packs_epi16(i16, i16);
-    if (m == avx2::kLanes) {
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(q + j), i8);
-    } else {
-      alignas(16) int8_t tmp[16];
-      _mm_store_si128(reinterpret_cast<__m128i*>(tmp), i8);
-      std::memcpy(q + j, tmp, static_cast<size_t>(m));
-    }
-  }
-  if (buffered) detail::StreamCopy(qrow, q, h);
-  return s;
-}
-OPREG_CPU_AVX2_END
-#endif
-
 template <class T, class Q>
 void Quantize(const Tensor& x, Tensor& q, Tensor& scale, float qmax) {
   const int64_t h = x.size(-1), rows = detail::Rows(x);
@@ -180,24 +110,13 @@ void Quantize(const Tensor& x, Tensor& q, Tensor& scale, float qmax) {
   Q* out = q.data_ptr<Q>();
   float* sc = scale.data_ptr<float>();
   const bool stream = detail::ShouldStream<Q>(rows * h);
-#if OPREG_CPU_HAVE_AVX512
+#if OPREG_CPU_HAVE_SIMD_ROWS
   if constexpr (std::is_same_v<Q, int8_t>) {
-    if (avx512::Supported()) {
-      detail::ParallelRows(rows, rows * h, stream, [&](int64_t r) {
-        sc[r] = QuantizeRowInt8Avx512<T>(in + r * h, out + r * h, h, stream);
-      });
-      return;
-    }
-  }
-#endif
-#if OPREG_CPU_HAVE_AVX2
-  if constexpr (std::is_same_v<Q, int8_t>) {
-    if (avx2::Supported()) {
-      detail::ParallelRows(rows, rows * h, stream, [&](int64_t r) {
-        sc[r] = QuantizeRowInt8Avx2<T>(in + r * h, out + r * h, h, stream);
-      });
-      return;
-    }
+    auto run = [&](auto row) {
+      detail::ParallelRows(rows, rows * h, stream,
+                           [&](int64_t r) { sc[r] = row(in + r * h, out + r * h, h, stream); });
+    };
+    if (detail::RunSimd(run, &avx512::QuantizeRowInt8<T>, &avx2::QuantizeRowInt8<T>)) return;
   }
 #endif
   detail::ParallelRows(rows, rows * h, stream, [&](int64_t r) {

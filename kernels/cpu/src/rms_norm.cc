@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "avx512.h"
 #include "common.h"
 #include "half_convert.h"
 #include "multiversion.h"
+#include "simd/simd_rows.h"
 
 namespace opreg::kernels::cpu {
 namespace {
@@ -91,27 +91,6 @@ OPREG_CPU_MULTIVERSION void RmsNormRowHalf(const Half* __restrict x, const float
   }
 }
 
-#if OPREG_CPU_HAVE_AVX512
-OPREG_CPU_AVX512_BEGIN
-// One row with AVX-512 (see avx512.h), any dtype: the sum of squares, then (x * inv) * w, with
-// conversions in registers.
-template <class T>
-void RmsNormRowAvx512(const T* __restrict x, const T* __restrict w, T* __restrict y, int64_t h,
-                      float eps, bool stream) {
-  using avx512::Mask;
-  const float ss = avx512::SumEach(h, [&](int64_t j, Mask k) {
-    const __m512 v = avx512::Load(x + j, k);
-    return _mm512_mul_ps(v, v);
-  });
-  const __m512 inv = _mm512_set1_ps(1.0f / std::sqrt(ss / static_cast<float>(h) + eps));
-  if (h <= detail::kRowBuffer) detail::Prefetch(x + h, h * static_cast<int64_t>(sizeof(T)));
-  avx512::StoreEach(y, h, stream, [&](int64_t j, Mask k) {
-    return _mm512_mul_ps(_mm512_mul_ps(avx512::Load(x + j, k), inv), avx512::Load(w + j, k));
-  });
-}
-OPREG_CPU_AVX512_END
-#endif
-
 }  // namespace
 
 void RmsNormCpu(const Tensor& input, const Tensor& weight, double eps, Tensor& out) {
@@ -126,19 +105,12 @@ void RmsNormCpu(const Tensor& input, const Tensor& weight, double eps, Tensor& o
     T* o = out.data_ptr<T>();
     const float feps = static_cast<float>(eps);
     const bool stream = detail::ShouldStream<T>(rows * h);
-#if OPREG_CPU_HAVE_AVX512
-    if (avx512::Supported()) {
-      avx512::WithElementType<T>([&](auto tag) {
-        using E = decltype(tag);
-        const E* ein = reinterpret_cast<const E*>(in);
-        const E* ew = reinterpret_cast<const E*>(w);
-        E* eo = reinterpret_cast<E*>(o);
-        detail::ParallelRows(rows, rows * h, stream, [&](int64_t r) {
-          RmsNormRowAvx512<E>(ein + r * h, ew, eo + r * h, h, feps, stream);
-        });
-      });
-      return;
-    }
+#if OPREG_CPU_HAVE_SIMD_ROWS
+    auto run = [&](auto row) {
+      detail::ParallelRows(rows, rows * h, stream,
+                           [&](int64_t r) { row(in + r * h, w, o + r * h, h, feps, stream); });
+    };
+    if (detail::RunSimd(run, &avx512::RmsNormRow<T>, &avx2::RmsNormRow<T>)) return;
 #endif
     if constexpr (std::is_same_v<T, Half>) {
       if (h <= detail::kRowBuffer) {

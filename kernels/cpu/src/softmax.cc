@@ -5,11 +5,10 @@
 #include <limits>
 #include <type_traits>
 
-#include "avx2.h"
-#include "avx512.h"
 #include "common.h"
 #include "half_convert.h"
 #include "multiversion.h"
+#include "simd/simd_rows.h"
 #include "vec_math.h"
 
 namespace opreg::kernels::cpu {
@@ -104,84 +103,6 @@ void SoftmaxStrided(const T* x, T* y, int64_t n, int64_t st) {
   }
 }
 
-#if OPREG_CPU_HAVE_AVX512
-OPREG_CPU_AVX512_BEGIN
-// SoftmaxRow with AVX-512 (see avx512.h), conversions in registers: the max pass, then exp stored
-// once in f32 with its sum, then the scaled outputs; rows longer than kRowBuffer compute exp twice
-// instead. A NaN makes the sum, and so every output, NaN.
-template <class T>
-void SoftmaxRowAvx512(const T* __restrict x, T* __restrict y, int64_t n, bool stream) {
-  using avx512::Mask;
-  using avx512::V;
-  const float m = avx512::MaxEach(n, -std::numeric_limits<float>::infinity(),
-                                  [&](int64_t j, Mask k) { return avx512::Load(x + j, k); });
-  const V vm = _mm512_set1_ps(m);
-  auto exp_at = [&](int64_t j, Mask k) {
-    return avx512::ExpNonPositive<T>(_mm512_sub_ps(avx512::Load(x + j, k), vm));
-  };
-  if (n <= detail::kRowBuffer) {
-    detail::Buffer<float, detail::kRowBuffer> e_buf;
-    float* e = e_buf.get();
-    const float sum = avx512::SumEach(n, [&](int64_t j, Mask k) {
-      _mm_prefetch(reinterpret_cast<const char*>(x + n + j), _MM_HINT_T0);  // the next row
-      const V v = _mm512_maskz_mov_ps(k, exp_at(j, k));
-      _mm512_mask_storeu_ps(e + j, k, v);
-      return v;
-    });
-    const V inv = _mm512_set1_ps(1.0f / sum);
-    avx512::StoreEach(y, n, stream, [&](int64_t j, Mask k) {
-      return _mm512_mul_ps(_mm512_maskz_loadu_ps(k, e + j), inv);
-    });
-  } else {
-    const float sum =
-        avx512::SumEach(n, [&](int64_t j, Mask k) { return _mm512_maskz_mov_ps(k, exp_at(j, k)); });
-    const V inv = _mm512_set1_ps(1.0f / sum);
-    avx512::StoreEach(y, n, stream,
-                      [&](int64_t j, Mask k) { return _mm512_mul_ps(exp_at(j, k), inv); });
-  }
-}
-OPREG_CPU_AVX512_END
-#endif
-
-#if OPREG_CPU_HAVE_AVX2
-OPREG_CPU_AVX2_BEGIN
-// SoftmaxRowAvx512's passes with AVX2 (see avx2.h), for CPUs without AVX-512.
-template <class T>
-void SoftmaxRowAvx2(const T* __restrict x, T* __restrict y, int64_t n, bool stream) {
-  using avx2::V;
-  const float m = avx2::MaxEach(n, -std::numeric_limits<float>::infinity(),
-                                [&](int64_t j, int64_t c) { return avx2::LoadN(x + j, c); });
-  const V vm = _mm256_set1_ps(m);
-  // Lanes past c are zeroed: LoadPart's zeros would give exp(-m).
-  auto exp_at = [&](int64_t j, int64_t c) {
-    const V e = avx2::ExpNonPositive<T>(_mm256_sub_ps(avx2::LoadN(x + j, c), vm));
-    if (c == avx2::kLanes) return e;
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    return _mm256_and_ps(
-        e, _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(c)), lane)));
-  };
-  if (n <= detail::kRowBuffer) {
-    detail::Buffer<float, detail::kRowBuffer> e_buf;
-    float* e = e_buf.get();
-    const float sum = avx2::SumEach(n, [&](int64_t j, int64_t c) {
-      _mm_prefetch(reinterpret_cast<const char*>(x + n + j), _MM_HINT_T0);  // the next row
-      const V v = exp_at(j, c);
-      _mm256_storeu_ps(e + j, v);  // e has room for whole vectors
-      return v;
-    });
-    const V inv = _mm256_set1_ps(1.0f / sum);
-    avx2::StoreEach(y, n, stream,
-                    [&](int64_t j, int64_t) { return _mm256_mul_ps(_mm256_loadu_ps(e + j), inv); });
-  } else {
-    const float sum = avx2::SumEach(n, exp_at);
-    const V inv = _mm256_set1_ps(1.0f / sum);
-    avx2::StoreEach(y, n, stream,
-                    [&](int64_t j, int64_t c) { return _mm256_mul_ps(exp_at(j, c), inv); });
-  }
-}
-OPREG_CPU_AVX2_END
-#endif
-
 }  // namespace
 
 void SoftmaxCpu(const Tensor& x, int64_t dim, Tensor& out) {
@@ -198,25 +119,12 @@ void SoftmaxCpu(const Tensor& x, int64_t dim, Tensor& out) {
     const T* in = x.data_ptr<T>();
     T* o = out.data_ptr<T>();
     const bool stream = detail::ShouldStream<T>(x.numel());
-#if OPREG_CPU_HAVE_AVX512
-    if (inner == 1 && avx512::Supported()) {
-      avx512::WithElementType<T>([&](auto tag) {
-        using E = decltype(tag);
-        const E* ein = reinterpret_cast<const E*>(in);
-        E* eo = reinterpret_cast<E*>(o);
-        detail::ParallelRows(slices, slices * n, stream, [&](int64_t s) {
-          SoftmaxRowAvx512<E>(ein + s * n, eo + s * n, n, stream);
-        });
-      });
-      return;
-    }
-#endif
-#if OPREG_CPU_HAVE_AVX2
-    if (inner == 1 && avx2::Supported()) {
+#if OPREG_CPU_HAVE_SIMD_ROWS
+    auto run = [&](auto row) {
       detail::ParallelRows(slices, slices * n, stream,
-                           [&](int64_t s) { SoftmaxRowAvx2<T>(in + s * n, o + s * n, n, stream); });
-      return;
-    }
+                           [&](int64_t s) { row(in + s * n, o + s * n, n, stream); });
+    };
+    if (inner == 1 && detail::RunSimd(run, &avx512::SoftmaxRow<T>, &avx2::SoftmaxRow<T>)) return;
 #endif
     detail::ParallelRows(slices, slices * n, stream, [&](int64_t s) {
       const int64_t oi = s / inner, ii = s % inner;

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
-#include "avx512.h"
 #include "common.h"
 #include "half_convert.h"
 #include "multiversion.h"
+#include "simd/simd_rows.h"
 
 namespace opreg::kernels::cpu {
 namespace {
@@ -67,29 +67,6 @@ OPREG_CPU_MULTIVERSION void SplitAddChunk(const T* __restrict px, const T* __res
   }
 }
 
-#if OPREG_CPU_HAVE_AVX512
-OPREG_CPU_AVX512_BEGIN
-// SplitAddChunk with AVX-512 (see avx512.h): conversions in registers; each output in its own
-// pass over the chunk (the inputs are in L1/L2 for the second).
-template <class T>
-void SplitAddChunkAvx512(const T* __restrict px, const T* __restrict py, T* __restrict ps,
-                         T* __restrict pd, int64_t n, bool stream) {
-  using avx512::Mask;
-  for (int64_t i0 = 0; i0 < n; i0 += detail::kStreamBlock) {
-    const int64_t m = std::min(detail::kStreamBlock, n - i0);
-    const T* x = px + i0;
-    const T* y = py + i0;
-    avx512::StoreEach(ps + i0, m, stream, [&](int64_t j, Mask k) {
-      return _mm512_add_ps(avx512::Load(x + j, k), avx512::Load(y + j, k));
-    });
-    avx512::StoreEach(pd + i0, m, stream, [&](int64_t j, Mask k) {
-      return _mm512_sub_ps(avx512::Load(x + j, k), avx512::Load(y + j, k));
-    });
-  }
-}
-OPREG_CPU_AVX512_END
-#endif
-
 }  // namespace
 
 void SplitAddCpu(const Tensor& x, const Tensor& y, Tensor& sum, Tensor& diff) {
@@ -103,31 +80,18 @@ void SplitAddCpu(const Tensor& x, const Tensor& y, Tensor& sum, Tensor& diff) {
     T* ps = sum.data_ptr<T>();
     T* pd = diff.data_ptr<T>();
     const bool stream = detail::ShouldStream<T>(2 * x.numel());
-#if OPREG_CPU_HAVE_AVX512
-    if (avx512::Supported()) {
-      avx512::WithElementType<T>([&](auto tag) {
-        using E = decltype(tag);
-        const E* ex = reinterpret_cast<const E*>(px);
-        const E* ey = reinterpret_cast<const E*>(py);
-        E* es = reinterpret_cast<E*>(ps);
-        E* ed = reinterpret_cast<E*>(pd);
-        detail::ParallelChunks(
-            x.numel(),
-            [&](int64_t begin, int64_t end) {
-              SplitAddChunkAvx512<E>(ex + begin, ey + begin, es + begin, ed + begin, end - begin,
-                                     stream);
-            },
-            stream);
-      });
-      return;
-    }
+    auto run = [&](auto chunk) {
+      detail::ParallelChunks(
+          x.numel(),
+          [&](int64_t begin, int64_t end) {
+            chunk(px + begin, py + begin, ps + begin, pd + begin, end - begin, stream);
+          },
+          stream);
+    };
+#if OPREG_CPU_HAVE_SIMD_ROWS
+    if (detail::RunSimd(run, &avx512::SplitAddChunk<T>, &avx2::SplitAddChunk<T>)) return;
 #endif
-    detail::ParallelChunks(
-        x.numel(),
-        [&](int64_t begin, int64_t end) {
-          SplitAddChunk<T>(px + begin, py + begin, ps + begin, pd + begin, end - begin, stream);
-        },
-        stream);
+    run(&SplitAddChunk<T>);
   });
 }
 

@@ -4,21 +4,22 @@
 // vectorize what the f16 kernels and the exp-bound kernels need most: f16 <-> f32 conversion in
 // registers (it emits scalar vcvtph2ps; half_convert.h works around that with extra passes over
 // L1 buffers, which cost as much as the memory traffic), and exp with the AVX-512 instructions
-// cheap enough for memory speed. The kernels with a fast path here (add/mul/split_add on
-// f16, rms_norm, fused_add_rms_norm_, silu_and_mul, per_token_quant int8, softmax over the last
-// dim) call it when Supported() and keep their portable loops for every other CPU and compiler.
+// cheap enough for memory speed. The row kernels written on these blocks (simd_rows.inc:
+// add/mul/split_add, rms_norm, fused_add_rms_norm_, silu_and_mul, per_token_quant int8, softmax
+// over the last dim) run when Supported(); avx2.h offers the same blocks under the same names for
+// CPUs without AVX-512, and the portable loops serve every other CPU and compiler.
 //
 // Everything below OPREG_CPU_AVX512_BEGIN is compiled for AVX-512 (F, BW, DQ, VL) with FMA and
-// F16C whatever the build's baseline, so it may only run after Supported() returned true. Code of
-// a kernel's fast path goes between OPREG_CPU_AVX512_BEGIN and OPREG_CPU_AVX512_END in its .cc
-// (a region, rather than per-function attributes, so that lambdas and template instances there
-// are compiled for AVX-512 too), and is called from outside the region only through functions
-// that are not inlined into baseline code.
+// F16C whatever the build's baseline, so it may only run after Supported() returned true. Code
+// built on it goes between OPREG_CPU_AVX512_BEGIN and OPREG_CPU_AVX512_END (a region, rather than
+// per-function attributes, so that lambdas and template instances there are compiled for AVX-512
+// too; simd_avx512.cc holds the one region), and is called from outside the region only through
+// functions that are not inlined into baseline code.
 //
 // Results: the same roundings as the portable loops (f16 and bf16 round to nearest even, NaNs
 // canonicalized as Half::FromFloat and BFloat16::FromFloat do; bf16 is rounded with integer
-// arithmetic, not vcvtneps2bf16, which flushes subnormals). ExpNonPositive and Silu differ from
-// the portable loops' ExpF and division in the last bits (see their comments).
+// arithmetic, or vcvtneps2bf16 where it gives the same bits). ExpNonPositive and Silu differ from
+// the portable loops' ExpF and division in the last bits (see simd_common.inc).
 #pragma once
 
 #include <algorithm>
@@ -28,8 +29,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "exp_poly.h"
 #include "opreg/core/half.h"
+#include "simd/exp_poly.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define OPREG_CPU_HAVE_AVX512 1
@@ -49,8 +50,8 @@
 namespace opreg::kernels::cpu::avx512 {
 
 // Whether this CPU (and OS) runs the AVX-512 paths; false where they are not built, and when the
-// environment variable OPREG_CPU_NO_AVX512 is set to anything but "0" (the tests run the
-// portable loops that way too). Read once per process; cheap and thread-safe.
+// environment variable OPREG_CPU_NO_AVX512 is set to anything but "0" (the tests run the other
+// paths that way too). Read once per process; cheap and thread-safe.
 bool Supported();
 
 // bf16 elements (the layout and the results of BFloat16) whose conversion from f32 uses
@@ -92,6 +93,27 @@ inline constexpr int64_t kLanes = 16;
 // The first m lanes (m <= 16: all).
 inline Mask FirstLanes(int64_t m) {
   return m >= kLanes ? Mask(0xffff) : static_cast<Mask>((1u << m) - 1u);
+}
+
+// The arithmetic the row kernels (simd_rows.inc) use, under the names both backends share.
+// Min and Max return b when either operand is NaN (vminps / vmaxps).
+inline V Set1(float x) { return _mm512_set1_ps(x); }
+inline V Add(V a, V b) { return _mm512_add_ps(a, b); }
+inline V Sub(V a, V b) { return _mm512_sub_ps(a, b); }
+inline V Mul(V a, V b) { return _mm512_mul_ps(a, b); }
+inline V MulAdd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }  // a * b + c, one rounding
+inline V Min(V a, V b) { return _mm512_min_ps(a, b); }
+inline V Max(V a, V b) { return _mm512_max_ps(a, b); }
+inline V Abs(V a) {
+  return _mm512_castsi512_ps(
+      _mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x7fffffff)));
+}
+// v with the lanes outside k set to 0.
+inline V ZeroPast(V v, Mask k) { return _mm512_maskz_mov_ps(k, v); }
+
+// Stores the lanes in k of v, integers in [-127, 127], as int8 (rounded half to even).
+inline void StoreInt8(int8_t* p, V v, Mask k) {
+  _mm_mask_storeu_epi8(p, k, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)));
 }
 
 // bf16 bits (16 lanes) as floats.
@@ -186,140 +208,32 @@ inline void StreamStore(BFloat16Fast* p, V v) {
   _mm256_stream_si256(reinterpret_cast<__m256i*>(p), ToBFloat16BitsFast(v));
 }
 
-// Stores f(j, k), the f32 values of out[j .. j + 16) for the lanes in k, for all of [0, n):
-// f loads its inputs with the same mask. `stream`: the part of out aligned to 16 elements is
-// written with non-temporal stores (the caller fences, see StreamFence in common.h); the
-// unaligned head and the tail with ordinary masked stores.
-template <class T, class F>
-inline void StoreEach(T* out, int64_t n, bool stream, F&& f) {
-  int64_t j = 0;
-  constexpr uintptr_t kVecBytes = kLanes * sizeof(T);
-  const uintptr_t addr = reinterpret_cast<uintptr_t>(out);
-  if (stream && addr % sizeof(T) == 0) {
-    const int64_t head = std::min<int64_t>(
-        n, static_cast<int64_t>(((kVecBytes - addr % kVecBytes) % kVecBytes) / sizeof(T)));
-    if (head > 0) {
-      const Mask k = FirstLanes(head);
-      Store(out, f(int64_t{0}, k), k);
-    }
-    for (j = head; j + kLanes <= n; j += kLanes) StreamStore(out + j, f(j, Mask(0xffff)));
-  } else {
-    for (; j + kLanes <= n; j += kLanes) Store(out + j, f(j, Mask(0xffff)), Mask(0xffff));
-  }
-  if (j < n) {
-    const Mask k = FirstLanes(n - j);
-    Store(out + j, f(j, k), k);
-  }
-}
+// The blocks simd_common.inc builds its loops from: all lanes, horizontal sum and max, and
+// max(acc, v) in the lanes of k (acc elsewhere; acc when either is NaN).
+inline constexpr Mask kAllLanes = 0xffff;
+inline float ReduceAdd(V v) { return _mm512_reduce_add_ps(v); }
+inline float ReduceMax(V v) { return _mm512_reduce_max_ps(v); }
+inline V MaxWhere(Mask k, V v, V acc) { return _mm512_mask_max_ps(acc, k, v, acc); }
 
-// Sum over [0, n) of f(j, k) (lanes outside k must be 0, as masked loads give them), in four
-// independent accumulators so the adds do not wait on each other.
-template <class F>
-inline float SumEach(int64_t n, F&& f) {
-  V a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-  int64_t j = 0;
-  for (; j + 4 * kLanes <= n; j += 4 * kLanes) {
-    a0 = _mm512_add_ps(a0, f(j, Mask(0xffff)));
-    a1 = _mm512_add_ps(a1, f(j + kLanes, Mask(0xffff)));
-    a2 = _mm512_add_ps(a2, f(j + 2 * kLanes, Mask(0xffff)));
-    a3 = _mm512_add_ps(a3, f(j + 3 * kLanes, Mask(0xffff)));
-  }
-  for (; j < n; j += kLanes) a0 = _mm512_add_ps(a0, f(j, FirstLanes(n - j)));
-  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
-}
-
-// max(init, f(j, k) over [0, n)), lanes outside k ignored, in four accumulators. NaNs never win
-// (vmaxps returns its second operand, the accumulator, when either is NaN), as in MaxOf
-// (vec_math.h); callers whose results must show a NaN input get it through other paths.
-template <class F>
-inline float MaxEach(int64_t n, float init, F&& f) {
-  V a0 = _mm512_set1_ps(init), a1 = a0, a2 = a0, a3 = a0;
-  int64_t j = 0;
-  for (; j + 4 * kLanes <= n; j += 4 * kLanes) {
-    a0 = _mm512_max_ps(f(j, Mask(0xffff)), a0);
-    a1 = _mm512_max_ps(f(j + kLanes, Mask(0xffff)), a1);
-    a2 = _mm512_max_ps(f(j + 2 * kLanes, Mask(0xffff)), a2);
-    a3 = _mm512_max_ps(f(j + 3 * kLanes, Mask(0xffff)), a3);
-  }
-  for (; j < n; j += kLanes) {
-    const Mask k = FirstLanes(n - j);
-    a0 = _mm512_mask_max_ps(a0, k, f(j, k), a0);
-  }
-  return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(a0, a1), _mm512_max_ps(a2, a3)));
-}
-
-// exp(r) ~ P(r) (exp_poly.h) for results rounded to T, or P(-q) when kNegated.
-template <class T, bool kNegated = false>
-inline V ExpPoly(V r) {
-  constexpr size_t kTerms = std::size(exp_poly::Poly<T>());
-  auto c = [](size_t i) {
-    return kNegated ? exp_poly::NegatedCoefficient<T>(i) : exp_poly::Poly<T>()[i];
-  };
-  V y = _mm512_set1_ps(c(0));
-  for (size_t i = 1; i < kTerms; ++i) y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(c(i)));
-  return y;
-}
-
-// r = x - n ln2 (or -r = a + n ln2 for x = -a when kNegated), in two parts for f32 results.
-template <class T, bool kNegated = false>
-inline V ReduceLn2(V n, V x) {
-  if constexpr (std::is_same_v<T, float>) {
-    if constexpr (kNegated) {
-      return _mm512_fmadd_ps(n, _mm512_set1_ps(exp_poly::kLn2Lo),
-                             _mm512_fmadd_ps(n, _mm512_set1_ps(exp_poly::kLn2Hi), x));
-    } else {
-      return _mm512_fnmadd_ps(n, _mm512_set1_ps(exp_poly::kLn2Lo),
-                              _mm512_fnmadd_ps(n, _mm512_set1_ps(exp_poly::kLn2Hi), x));
-    }
-  } else {
-    return kNegated ? _mm512_fmadd_ps(n, _mm512_set1_ps(exp_poly::kLn2), x)
-                    : _mm512_fnmadd_ps(n, _mm512_set1_ps(exp_poly::kLn2), x);
-  }
-}
-
+// The blocks simd_common.inc builds exp and silu from. A Cond is a lane mask.
+using Cond = Mask;
+inline V NegMulAdd(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }  // c - a * b
+// Comparisons; NotLess and NotGreater are true for NaN lanes, Less is false.
+inline Cond NotLess(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLT_UQ); }
+inline Cond NotGreater(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_NGT_UQ); }
+inline Cond Less(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+// a * b where c holds, 0 elsewhere.
+inline V MulIf(Cond c, V a, V b) { return _mm512_maskz_mul_ps(c, a, b); }
 // 2^n from t = n + kRoundBias (exp_poly.h): shifting t's bits left by 23 drops its exponent and
 // moves n + 127 into the exponent field.
 inline V Pow2FromRounded(V t) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t), 23));
 }
+// 1 / d within 2^-kReciprocalBits (vrcp14ps).
+inline constexpr int kReciprocalBits = 14;
+inline V ReciprocalEstimate(V d) { return _mm512_rcp14_ps(d); }
 
-// exp(x) for x <= 0 (and NaN: NaN), as softmax needs it (x - max), with exp_poly.h's reduction
-// and polynomial for results rounded to T; results below 2^-126 (x < -87.34) are 0, so exp(-inf)
-// = 0. Written without vrndscaleps and vscalefps: on AMD's AVX-512 they issue on the same pipes
-// as the f16 conversions.
-template <class T>
-inline V ExpNonPositive(V x) {
-  // Lanes of x below kMinArg are zeroed at the end; NaN lanes are kept (unordered: true).
-  const Mask keep = _mm512_cmp_ps_mask(x, _mm512_set1_ps(exp_poly::kMinArg), _CMP_NLT_UQ);
-  const V bias = _mm512_set1_ps(exp_poly::kRoundBias);
-  const V t = _mm512_fmadd_ps(x, _mm512_set1_ps(exp_poly::kLog2e), bias);
-  const V y = ExpPoly<T>(ReduceLn2<T>(_mm512_sub_ps(t, bias), x));
-  return _mm512_maskz_mul_ps(keep, y, Pow2FromRounded(t));
-}
-
-// silu(a) = a / (1 + exp(-a)). exp(-a) as in ExpNonPositive but for any sign: a is clamped to
-// >= -88.7 (n <= 128: exp(88.7) builds 2^128 = inf, as exp(-a) overflows for a below -88.72), and
-// lanes with -a below kMinArg give 0. 1 / (1 + e) is vrcp14ps, plus a Newton step when T is float
-// (relative error 2^-14, then below 2^-26). So silu(-inf) is NaN, as a / (1 + exp(-a)) gives (and
-// torch), silu(+inf) = inf, and NaN stays NaN.
-template <class T>
-inline V Silu(V a) {
-  // max(c, a) returns a when a is NaN (vmaxps returns its second operand for a NaN).
-  const V ac = _mm512_max_ps(_mm512_set1_ps(-88.7f), a);
-  const Mask keep = _mm512_cmp_ps_mask(ac, _mm512_set1_ps(-exp_poly::kMinArg), _CMP_NGT_UQ);
-  const V bias = _mm512_set1_ps(exp_poly::kRoundBias);
-  const V t = _mm512_fnmadd_ps(ac, _mm512_set1_ps(exp_poly::kLog2e), bias);
-  const V y = ExpPoly<T, true>(ReduceLn2<T, true>(_mm512_sub_ps(t, bias), ac));
-  const V d = _mm512_add_ps(_mm512_set1_ps(1.0f), _mm512_maskz_mul_ps(keep, y, Pow2FromRounded(t)));
-  V rcp = _mm512_rcp14_ps(d);
-  if constexpr (std::is_same_v<T, float>) {
-    // The Newton step would turn 1 / inf = 0 into NaN (inf * 0); those lanes keep 0.
-    const Mask finite =
-        _mm512_cmp_ps_mask(d, _mm512_set1_ps(std::numeric_limits<float>::infinity()), _CMP_LT_OQ);
-    rcp = _mm512_maskz_mul_ps(finite, rcp, _mm512_fnmadd_ps(d, rcp, _mm512_set1_ps(2.0f)));
-  }
-  return _mm512_mul_ps(a, rcp);
-}
+#include "simd/simd_common.inc"
 
 }  // namespace opreg::kernels::cpu::avx512
 
