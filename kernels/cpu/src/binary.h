@@ -24,8 +24,6 @@ OPREG_CPU_MULTIVERSION void BinaryRow(const T* __restrict ar, const T* __restric
     // operand is splat into its buffer.
     if ((ia == 0 || ia == 1) && (ib == 0 || ib == 1)) {
       float fa[kHalfBlock], fb[kHalfBlock];
-      Buffer<Half, kHalfBlock> fo_buf;
-      Half* fo = fo_buf.get();
       const float a0 = static_cast<float>(ar[0]), b0 = static_cast<float>(br[0]);
       if (ib == 0) std::fill(fb, fb + std::min(kHalfBlock, n), b0);
       for (int64_t j0 = 0; j0 < n; j0 += kHalfBlock) {
@@ -38,23 +36,12 @@ OPREG_CPU_MULTIVERSION void BinaryRow(const T* __restrict ar, const T* __restric
         if (ib == 1) HalfToFloat(br + j0, fb, m);
 #pragma omp simd
         for (int64_t j = 0; j < m; ++j) fa[j] = op(fa[j], fb[j]);
-        if (stream) {
-          FloatToHalf(fa, fo, m);
-          StreamCopy(orow + j0, fo, m * static_cast<int64_t>(sizeof(Half)));
-        } else {
-          FloatToHalf(fa, orow + j0, m);
-        }
+        StoreHalf(fa, orow + j0, m, stream);
       }
       return;
     }
   }
-  // Streamed: blocks computed into buf, then copied out; otherwise one block, in place.
-  Buffer<T, kStreamBlock> buf_storage;
-  T* buf = buf_storage.get();
-  const int64_t step = stream ? kStreamBlock : n;
-  for (int64_t j0 = 0; j0 < n; j0 += step) {
-    const int64_t m = std::min(step, n - j0);
-    T* __restrict o = stream ? buf : orow + j0;
+  FillBlocks(orow, n, stream, [&](T* __restrict o, int64_t j0, int64_t m) {
     const T* __restrict a = ar + j0 * ia;
     const T* __restrict b = br + j0 * ib;
     if (ia == 1 && ib == 1) {
@@ -75,8 +62,7 @@ OPREG_CPU_MULTIVERSION void BinaryRow(const T* __restrict ar, const T* __restric
         Store(&o[j], op(static_cast<float>(a[j * ia]), static_cast<float>(b[j * ib])));
       }
     }
-    if (stream) StreamCopy(orow + j0, buf, m * static_cast<int64_t>(sizeof(T)));
-  }
+  });
 }
 
 // What a binary op computes: a + alpha * b, or a * b.

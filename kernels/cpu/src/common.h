@@ -10,6 +10,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "half_convert.h"
 #include "multiversion.h"
 #include "opreg/core/dtype.h"
 #include "opreg/core/dtype_traits.h"
@@ -136,6 +137,38 @@ struct Buffer {
   alignas(64) unsigned char raw[N * sizeof(T)];
   T* get() { return reinterpret_cast<T*>(raw); }
 };
+
+// Calls fill(o, j0, m) over [0, n) in blocks for a loop writing one output: o is out + j0 (one
+// block of n, in place), or, when `stream`, an L1 buffer of kStreamBlock elements that is then
+// copied to out + j0 with StreamCopy (the caller fences). Inlined with fill, so fill's loops are
+// compiled for the caller's ISA clone.
+template <class T, class Fill>
+OPREG_CPU_ALWAYS_INLINE void FillBlocks(T* out, int64_t n, bool stream, Fill&& fill) {
+  Buffer<T, kStreamBlock> buf_storage;
+  T* buf = buf_storage.get();
+  const int64_t step = stream ? kStreamBlock : n;
+  for (int64_t j0 = 0; j0 < n; j0 += step) {
+    const int64_t m = std::min(step, n - j0);
+    fill(stream ? buf : out + j0, j0, m);
+    if (stream) StreamCopy(out + j0, buf, m * static_cast<int64_t>(sizeof(T)));
+  }
+}
+
+// Writes f[0, n) rounded to f16 at out (FloatToHalf); when `stream`, through an L1 buffer and
+// StreamCopy (the caller fences).
+inline void StoreHalf(const float* f, Half* out, int64_t n, bool stream) {
+  if (!stream) {
+    FloatToHalf(f, out, n);
+    return;
+  }
+  Buffer<Half, kHalfBlock> buf_storage;
+  Half* buf = buf_storage.get();
+  for (int64_t j0 = 0; j0 < n; j0 += kHalfBlock) {
+    const int64_t m = std::min(kHalfBlock, n - j0);
+    FloatToHalf(f + j0, buf, m);
+    StreamCopy(out + j0, buf, m * static_cast<int64_t>(sizeof(Half)));
+  }
+}
 
 // How far ahead of their reads the single-pass row kernels prefetch: about a microsecond of
 // their work, more than the memory latency.

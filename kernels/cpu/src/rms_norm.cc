@@ -18,8 +18,6 @@ OPREG_CPU_MULTIVERSION void RmsNormRow(const T* __restrict x, const T* __restric
     // f16 rows too long for RmsNormRowHalf: convert blocks with F16C (see half_convert.h),
     // compute in f32.
     float fx[detail::kHalfBlock], fw[detail::kHalfBlock];
-    detail::Buffer<Half, detail::kHalfBlock> hy_buf;
-    Half* hy = hy_buf.get();
     float ss = 0.0f;
     for (int64_t j0 = 0; j0 < h; j0 += detail::kHalfBlock) {
       const int64_t m = std::min(detail::kHalfBlock, h - j0);
@@ -34,12 +32,7 @@ OPREG_CPU_MULTIVERSION void RmsNormRow(const T* __restrict x, const T* __restric
       detail::HalfToFloat(w + j0, fw, m);
 #pragma omp simd
       for (int64_t j = 0; j < m; ++j) fx[j] = fx[j] * inv * fw[j];
-      if (stream) {
-        detail::FloatToHalf(fx, hy, m);
-        detail::StreamCopy(y + j0, hy, m * static_cast<int64_t>(sizeof(Half)));
-      } else {
-        detail::FloatToHalf(fx, y + j0, m);
-      }
+      detail::StoreHalf(fx, y + j0, m, stream);
     }
     return;
   }
@@ -51,21 +44,14 @@ OPREG_CPU_MULTIVERSION void RmsNormRow(const T* __restrict x, const T* __restric
   }
   const float inv = 1.0f / std::sqrt(ss / static_cast<float>(h) + eps);
   if (h <= detail::kRowBuffer) detail::Prefetch(x + h, h * static_cast<int64_t>(sizeof(T)));
-  // Streamed: blocks computed into buf, then copied out; otherwise one block, in place.
-  detail::Buffer<T, detail::kStreamBlock> buf_storage;
-  T* buf = buf_storage.get();
-  const int64_t step = stream ? detail::kStreamBlock : h;
-  for (int64_t j0 = 0; j0 < h; j0 += step) {
-    const int64_t m = std::min(step, h - j0);
-    T* __restrict o = stream ? buf : y + j0;
+  detail::FillBlocks(y, h, stream, [&](T* __restrict o, int64_t j0, int64_t m) {
     const T* __restrict xb = x + j0;
     const T* __restrict wb = w + j0;
 #pragma omp simd
     for (int64_t j = 0; j < m; ++j) {
       detail::Store(&o[j], static_cast<float>(xb[j]) * inv * static_cast<float>(wb[j]));
     }
-    if (stream) detail::StreamCopy(y + j0, buf, m * static_cast<int64_t>(sizeof(T)));
-  }
+  });
 }
 
 // f16 rows of at most kRowBuffer elements, with the weight already in f32: the row is converted
@@ -81,14 +67,7 @@ OPREG_CPU_MULTIVERSION void RmsNormRowHalf(const Half* __restrict x, const float
   const float inv = 1.0f / std::sqrt(ss / static_cast<float>(h) + eps);
 #pragma omp simd
   for (int64_t j = 0; j < h; ++j) f[j] = f[j] * inv * w[j];
-  if (stream) {
-    detail::Buffer<Half, detail::kRowBuffer> hy_buf;
-    Half* hy = hy_buf.get();
-    detail::FloatToHalf(f, hy, h);
-    detail::StreamCopy(y, hy, h * static_cast<int64_t>(sizeof(Half)));
-  } else {
-    detail::FloatToHalf(f, y, h);
-  }
+  detail::StoreHalf(f, y, h, stream);
 }
 
 }  // namespace

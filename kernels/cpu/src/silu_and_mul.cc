@@ -18,30 +18,17 @@ OPREG_CPU_MULTIVERSION void SiluAndMulRow(const T* __restrict a, const T* __rest
   if constexpr (std::is_same_v<T, Half>) {
     // f16: convert blocks with F16C (see half_convert.h), compute in f32.
     float fa[detail::kHalfBlock], fb[detail::kHalfBlock];
-    detail::Buffer<Half, detail::kHalfBlock> hy_buf;
-    Half* hy = hy_buf.get();
     for (int64_t j0 = 0; j0 < d; j0 += detail::kHalfBlock) {
       const int64_t m = std::min(detail::kHalfBlock, d - j0);
       detail::HalfToFloat(a + j0, fa, m);
       detail::HalfToFloat(b + j0, fb, m);
 #pragma omp simd
       for (int64_t j = 0; j < m; ++j) fa[j] = fa[j] / (1.0f + detail::ExpF(-fa[j])) * fb[j];
-      if (stream) {
-        detail::FloatToHalf(fa, hy, m);
-        detail::StreamCopy(y + j0, hy, m * static_cast<int64_t>(sizeof(Half)));
-      } else {
-        detail::FloatToHalf(fa, y + j0, m);
-      }
+      detail::StoreHalf(fa, y + j0, m, stream);
     }
     return;
   }
-  // Streamed: blocks computed into buf, then copied out; otherwise one block, in place.
-  detail::Buffer<T, detail::kStreamBlock> buf_storage;
-  T* buf = buf_storage.get();
-  const int64_t step = stream ? detail::kStreamBlock : d;
-  for (int64_t j0 = 0; j0 < d; j0 += step) {
-    const int64_t m = std::min(step, d - j0);
-    T* __restrict o = stream ? buf : y + j0;
+  detail::FillBlocks(y, d, stream, [&](T* __restrict o, int64_t j0, int64_t m) {
     const T* __restrict ab = a + j0;
     const T* __restrict bb = b + j0;
 #pragma omp simd
@@ -49,8 +36,7 @@ OPREG_CPU_MULTIVERSION void SiluAndMulRow(const T* __restrict a, const T* __rest
       const float av = static_cast<float>(ab[j]);
       detail::Store(&o[j], av / (1.0f + detail::ExpF(-av)) * static_cast<float>(bb[j]));
     }
-    if (stream) detail::StreamCopy(y + j0, buf, m * static_cast<int64_t>(sizeof(T)));
-  }
+  });
 }
 
 }  // namespace

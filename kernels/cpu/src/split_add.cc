@@ -18,9 +18,6 @@ OPREG_CPU_MULTIVERSION void SplitAddChunk(const T* __restrict px, const T* __res
   if constexpr (std::is_same_v<T, Half>) {
     // f16: convert blocks with F16C (see half_convert.h), compute in f32.
     float fx[detail::kHalfBlock], fy[detail::kHalfBlock];
-    detail::Buffer<Half, detail::kHalfBlock> hs_buf, hd_buf;
-    Half* hs = hs_buf.get();
-    Half* hd = hd_buf.get();
     for (int64_t i0 = 0; i0 < n; i0 += detail::kHalfBlock) {
       const int64_t m = std::min(detail::kHalfBlock, n - i0);
       detail::HalfToFloat(px + i0, fx, m);
@@ -31,15 +28,8 @@ OPREG_CPU_MULTIVERSION void SplitAddChunk(const T* __restrict px, const T* __res
         fx[i] = a + b;
         fy[i] = a - b;
       }
-      if (stream) {
-        detail::FloatToHalf(fx, hs, m);
-        detail::FloatToHalf(fy, hd, m);
-        detail::StreamCopy(ps + i0, hs, m * static_cast<int64_t>(sizeof(Half)));
-        detail::StreamCopy(pd + i0, hd, m * static_cast<int64_t>(sizeof(Half)));
-      } else {
-        detail::FloatToHalf(fx, ps + i0, m);
-        detail::FloatToHalf(fy, pd + i0, m);
-      }
+      detail::StoreHalf(fx, ps + i0, m, stream);
+      detail::StoreHalf(fy, pd + i0, m, stream);
     }
     return;
   }
