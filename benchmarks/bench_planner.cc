@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "opreg/dispatch/memory_placement.h"
+#include "opreg/planner/allocator_baselines.h"
 #include "planner_traces.h"
 
 #ifdef OPREG_BENCH_HAVE_PNG

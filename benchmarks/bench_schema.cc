@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "opreg/registry/schema_parser.h"
+#include "opreg/schema/schema_parser.h"
 
 namespace {
 

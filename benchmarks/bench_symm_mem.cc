@@ -257,6 +257,7 @@ int RunForked(const Config& cfg) {
   if (mkdtemp(tmpl) == nullptr) return 1;
   const std::string dir = tmpl;
   std::vector<pid_t> pids;
+  std::fflush(nullptr);  // else each child would print the parent's buffered output again
   for (int r = 0; r < cfg.world; ++r) {
     pid_t pid = fork();
     if (pid == 0) {

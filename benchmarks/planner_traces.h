@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "opreg/dispatch/memory_placement.h"
+#include "opreg/planner/memory_placement.h"
 
 namespace opreg::bench {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "opreg/dispatch/memory_placement.h"
+#include "opreg/planner/allocator_baselines.h"
 
 namespace opreg::cli {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/strings/ascii.h"
-#include "opreg/registry/schema_parser.h"
+#include "opreg/schema/schema_parser.h"
 
 namespace opreg::cli {
 namespace {

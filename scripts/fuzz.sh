@@ -7,7 +7,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 seconds=${1:-60}
 build=$OPREG_ROOT/build/fuzz
 mkdir -p "$OPREG_ROOT/build"
-CC=clang-14 CXX=clang++-14 opreg_build "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+CC=clang-14 CXX=clang++-14 opreg_build "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPREG_BUILD_PYTHON=OFF \
   -DOPREG_BUILD_CUDA=OFF -DOPREG_BUILD_TESTS=OFF -DOPREG_BUILD_BENCHMARKS=OFF \
   -DOPREG_BUILD_FUZZERS=ON -DOPREG_SANITIZE=address,undefined \
   "-DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link" >/dev/null
@@ -19,7 +19,7 @@ i=0
 while IFS= read -r line; do
   printf '%s' "aten::$line" >"$seeds/$i"
   i=$((i + 1))
-done <"$OPREG_SHARED/corpus/aten_schemas.txt"
+done <"$OPREG_CORPUS/aten_schemas.txt"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -1,5 +1,5 @@
 // IValue printing, following PyTorch's operator<<(std::ostream&, const IValue&) as schema
-// printing uses it (reference/schema_grammar.md section 1.6).
+// printing uses it (docs/reference/schema_grammar.md section 1.6).
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>

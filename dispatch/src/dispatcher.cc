@@ -10,7 +10,7 @@
 #include "opreg/core/logging.h"
 #include "opreg/core/string_util.h"
 #include "opreg/core/string_view.h"
-#include "opreg/dispatch/meta.h"
+#include "opreg/dispatch/run_meta_function.h"
 #include "opreg/dispatch/out_resolution.h"
 
 namespace opreg {

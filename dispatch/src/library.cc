@@ -6,7 +6,7 @@
 #include "opreg/core/logging.h"
 #include "opreg/core/string_util.h"
 #include "opreg/core/string_view.h"
-#include "opreg/registry/schema_parser.h"
+#include "opreg/schema/schema_parser.h"
 
 namespace opreg {
 namespace {

@@ -2,7 +2,7 @@
 
 #include "opreg/core/error.h"
 #include "opreg/core/tensor_factories.h"
-#include "opreg/dispatch/meta.h"
+#include "opreg/dispatch/run_meta_function.h"
 #include "opreg/dispatch/symmetric_memory_hooks.h"
 
 namespace opreg {

@@ -12,7 +12,7 @@
 
 #include "opreg/core/allocator.h"
 #include "opreg/core/tensor_factories.h"
-#include "opreg/dispatch/planned_executor.h"
+#include "opreg/planner/planned_executor.h"
 #include "opreg/ops/ops.h"
 #include "opreg/symm_mem/symmetric_memory.h"
 
@@ -95,6 +95,10 @@ bool AllReduce() {
   const int world = 2;
   const int64_t n = 1 << 16;
   std::vector<pid_t> pids;
+  // A child inherits the parent's unflushed stdio buffers and would print them again when it
+  // flushes (stdout is fully buffered through a pipe): flush first, and children leave with
+  // _exit, which runs no atexit handlers and flushes nothing of the parent's.
+  std::fflush(nullptr);
   for (int rank = 0; rank < world; ++rank) {
     const pid_t pid = fork();
     if (pid == 0) {

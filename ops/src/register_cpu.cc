@@ -1,7 +1,7 @@
 // CPU registrations of opreg's built-in ops: the `.out` kernels and fused_add_rms_norm_. The
 // functional forms resolve through the `.out` variants (meta function, allocate, `.out` kernel).
 //
-// Each wrapper validates the call (meta_functions.h: inputs, outs, devices, aliasing) with the
+// Each wrapper validates the call (shape_inference.h: inputs, outs, devices, aliasing) with the
 // op's own name, makes strided inputs contiguous where the kernel needs it (add and mul read
 // any strides), and calls the kernel.
 #include <optional>
@@ -10,7 +10,7 @@
 #include "opreg/dispatch/library.h"
 #include "opreg/kernels/cpu/kernels.h"
 #include "opreg/ops/checks.h"
-#include "opreg/ops/meta_functions.h"
+#include "opreg/ops/shape_inference.h"
 
 namespace opreg::ops {
 namespace {

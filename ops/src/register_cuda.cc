@@ -2,7 +2,7 @@
 // (functional forms resolve through the `.out` variants, as on CPU). Compiled only with
 // OPREG_BUILD_CUDA=ON; register_cuda_stub.cc stands in otherwise.
 //
-// Each wrapper validates the call exactly as the CPU registrations do (meta_functions.h: inputs,
+// Each wrapper validates the call exactly as the CPU registrations do (shape_inference.h: inputs,
 // outs, devices, aliasing, with the op's own name in messages), makes the tensors' device
 // current for the launch, and calls the launcher of kernels/cuda on the calling thread's current
 // stream of that device (opreg/core/cuda_stream.h; the legacy default stream unless the caller
@@ -32,7 +32,7 @@
 #include "opreg/kernels/cuda/split_add.h"
 #include "opreg/kernels/cuda/topk.h"
 #include "opreg/ops/checks.h"
-#include "opreg/ops/meta_functions.h"
+#include "opreg/ops/shape_inference.h"
 
 namespace opreg::ops {
 namespace {

@@ -1,9 +1,9 @@
 // Python <-> IValue conversion. Arguments convert by their schema type (the kind is computed
 // once per op and cached); kernel arguments and results convert by the IValue's tag.
-#include "common.h"
+#include "module_internal.h"
 #include "opreg/core/dtype.h"
 #include "opreg/core/error.h"
-#include "opreg/registry/type.h"
+#include "opreg/schema/type.h"
 
 namespace opreg::python {
 

@@ -3,7 +3,7 @@
 // CUDA headers and works the same in builds without CUDA.
 #include <cstdint>
 
-#include "common.h"
+#include "module_internal.h"
 #include "opreg/core/allocator.h"
 #include "opreg/core/cuda_stream.h"
 

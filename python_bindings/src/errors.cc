@@ -2,7 +2,7 @@
 // exceptions by ErrorKind. Python exceptions raised inside Python kernels travel through the
 // C++ dispatcher as py::error_already_set and are restored unchanged (type, value, traceback)
 // by pybind11 when they reach the Python caller.
-#include "common.h"
+#include "module_internal.h"
 #include "opreg/core/error.h"
 
 namespace opreg::python {

@@ -6,11 +6,11 @@
 #include <memory>
 
 #include "absl/container/flat_hash_map.h"
-#include "common.h"
+#include "module_internal.h"
 #include "opreg/core/error.h"
-#include "opreg/dispatch/graph.h"
-#include "opreg/dispatch/meta.h"
-#include "opreg/dispatch/planned_executor.h"
+#include "opreg/planner/graph.h"
+#include "opreg/dispatch/run_meta_function.h"
+#include "opreg/planner/planned_executor.h"
 
 namespace opreg::python {
 

@@ -3,7 +3,7 @@
 // from C++).
 #include <optional>
 
-#include "common.h"
+#include "module_internal.h"
 #include "opreg/core/error.h"
 #include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/library.h"

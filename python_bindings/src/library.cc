@@ -11,7 +11,7 @@
 // explicitly when its Library goes away, and never touched after the interpreter finalizes.
 #include <optional>
 
-#include "common.h"
+#include "module_internal.h"
 #include "opreg/core/error.h"
 #include "opreg/dispatch/dispatch_key.h"
 #include "opreg/dispatch/library.h"

@@ -1,5 +1,5 @@
 // PYBIND11_MODULE(opreg._C): each source file adds its part.
-#include "common.h"
+#include "module_internal.h"
 
 namespace py = pybind11;
 

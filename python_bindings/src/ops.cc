@@ -5,7 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
-#include "common.h"
+#include "module_internal.h"
 #include "opreg/core/error.h"
 
 namespace opreg::python {

@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "common.h"
+#include "module_internal.h"
 #include "opreg/core/error.h"
 #include "opreg/core/tensor_factories.h"
 #include "opreg/symm_mem/store.h"

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <sstream>
 
-#include "common.h"
+#include "module_internal.h"
 #include "opreg/core/dlpack.h"
 #include "opreg/core/error.h"
 #include "opreg/core/tensor_factories.h"

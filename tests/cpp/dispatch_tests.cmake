@@ -12,4 +12,4 @@ target_compile_definitions(test_cli_ops PRIVATE
   OPREG_TEST_PLUGIN="$<TARGET_FILE:opreg_test_plugin>")
 opreg_add_cpp_test(test_registry_warnings LIBS opreg::dispatch)
 opreg_add_cpp_test(test_out_resolution LIBS opreg::dispatch)
-opreg_add_cpp_test(test_graph_plan LIBS opreg::dispatch)
+opreg_add_cpp_test(test_graph_plan LIBS opreg::planner)

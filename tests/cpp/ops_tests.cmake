@@ -3,7 +3,7 @@
 opreg_add_cpp_test(test_ops_elementwise LIBS opreg::ops)
 opreg_add_cpp_test(test_ops_norm LIBS opreg::ops)
 opreg_add_cpp_test(test_ops_misc LIBS opreg::ops)
-opreg_add_cpp_test(test_ops_linear LIBS opreg::ops)
+opreg_add_cpp_test(test_ops_linear LIBS opreg::ops opreg::planner)
 opreg_add_cpp_test(test_ops_large LIBS opreg::ops)
 
 # The same kernel tests on each code path: on a CPU with AVX-512 the kernels take their AVX-512

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "opreg/registry/schema_parser.h"
+#include "opreg/schema/schema_parser.h"
 
 namespace opreg::testing {
 

@@ -1,5 +1,5 @@
 opreg_add_cpp_test(test_symm_mem LIBS opreg::symm_mem)
-opreg_add_cpp_test(test_symm_mem_planning LIBS opreg::symm_mem)
+opreg_add_cpp_test(test_symm_mem_planning LIBS opreg::symm_mem opreg::planner)
 
 # test_symm_mem_mpi: the MPI bootstrap (MpiStore, CreateMpiGroup), run under mpirun with 2 and 3
 # ranks (oversubscribed: the CI machine may have fewer cores), plus one run that initializes

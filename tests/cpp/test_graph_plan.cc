@@ -5,7 +5,7 @@
 #include "opreg/core/allocator.h"
 #include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/library.h"
-#include "opreg/dispatch/planned_executor.h"
+#include "opreg/planner/planned_executor.h"
 
 namespace {
 

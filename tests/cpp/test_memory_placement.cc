@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "opreg/core/error.h"
-#include "opreg/dispatch/memory_placement.h"
+#include "opreg/planner/allocator_baselines.h"
 
 namespace opreg {
 namespace {

@@ -2,8 +2,8 @@
 #include <cmath>
 
 #include "opreg/core/error.h"
-#include "opreg/dispatch/graph.h"
-#include "opreg/dispatch/planned_executor.h"
+#include "opreg/planner/graph.h"
+#include "opreg/planner/planned_executor.h"
 #include "ops_test_util.h"
 
 namespace {

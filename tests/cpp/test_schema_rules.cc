@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "opreg/registry/schema_rules.h"
+#include "opreg/schema/schema_rules.h"
 #include "schema_test_util.h"
 
 namespace opreg {

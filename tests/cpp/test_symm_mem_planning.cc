@@ -7,7 +7,7 @@
 
 #include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/library.h"
-#include "opreg/dispatch/planned_executor.h"
+#include "opreg/planner/planned_executor.h"
 #include "opreg/symm_mem/symmetric_memory.h"
 
 namespace {

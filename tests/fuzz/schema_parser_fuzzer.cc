@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "opreg/registry/schema_parser.h"
+#include "opreg/schema/schema_parser.h"
 
 namespace {
 

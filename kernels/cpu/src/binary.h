@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "common.h"
+#include "loops.h"
 #include "half_convert.h"
 #include "multiversion.h"
 #include "simd/simd_rows.h"

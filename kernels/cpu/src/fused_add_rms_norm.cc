@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "common.h"
+#include "loops.h"
 #include "half_convert.h"
 #include "multiversion.h"
 #include "simd/simd_rows.h"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "common.h"
+#include "loops.h"
 #include "half_convert.h"
 #include "multiversion.h"
 #include "simd/simd_rows.h"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "common.h"
+#include "loops.h"
 #include "half_convert.h"
 #include "multiversion.h"
 #include "simd/simd_rows.h"

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "common.h"
+#include "loops.h"
 
 namespace opreg::kernels::cpu {
 

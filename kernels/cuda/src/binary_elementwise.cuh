@@ -11,7 +11,7 @@
 // kOutputs results.
 #pragma once
 
-#include "cuda_common.cuh"
+#include "device_helpers.cuh"
 
 namespace opreg {
 namespace kernels {

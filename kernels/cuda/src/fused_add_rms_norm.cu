@@ -1,5 +1,5 @@
 // opreg::fused_add_rms_norm_ on CUDA (see fused_add_rms_norm.h).
-#include "cuda_common.cuh"
+#include "device_helpers.cuh"
 #include "opreg/kernels/cuda/fused_add_rms_norm.h"
 #include "rms_norm_common.cuh"
 #include "row_checks.h"

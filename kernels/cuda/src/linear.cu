@@ -5,7 +5,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "cuda_common.cuh"
+#include "device_helpers.cuh"
 #include "opreg/kernels/cuda/linear.h"
 
 namespace opreg {

@@ -1,7 +1,7 @@
 // opreg::per_token_quant.out on CUDA (see per_token_quant.h).
 #include <cuda_fp8.h>
 
-#include "cuda_common.cuh"
+#include "device_helpers.cuh"
 #include "opreg/kernels/cuda/per_token_quant.h"
 #include "row_checks.h"
 

@@ -1,5 +1,5 @@
 // opreg::rms_norm.out on CUDA (see rms_norm.h).
-#include "cuda_common.cuh"
+#include "device_helpers.cuh"
 #include "opreg/kernels/cuda/rms_norm.h"
 #include "rms_norm_common.cuh"
 #include "row_checks.h"

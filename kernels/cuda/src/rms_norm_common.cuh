@@ -4,7 +4,7 @@
 // checked hidden % V == 0 and 16-byte aligned pointers); the scalar loop covers the rest.
 #pragma once
 
-#include "cuda_common.cuh"
+#include "device_helpers.cuh"
 
 namespace opreg {
 namespace kernels {

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "cuda_common.cuh"
+#include "device_helpers.cuh"
 
 namespace opreg {
 namespace kernels {

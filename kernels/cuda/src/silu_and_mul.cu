@@ -1,5 +1,5 @@
 // opreg::silu_and_mul.out on CUDA (see silu_and_mul.h).
-#include "cuda_common.cuh"
+#include "device_helpers.cuh"
 #include "opreg/kernels/cuda/silu_and_mul.h"
 
 namespace opreg {

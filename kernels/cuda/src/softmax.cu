@@ -1,7 +1,7 @@
 // opreg::softmax.out on CUDA (see softmax.h).
 #include <cmath>
 
-#include "cuda_common.cuh"
+#include "device_helpers.cuh"
 #include "opreg/kernels/cuda/softmax.h"
 
 namespace opreg {

@@ -1,5 +1,5 @@
 // opreg::topk.out on CUDA (see topk.h for the algorithm and its limits).
-#include "cuda_common.cuh"
+#include "device_helpers.cuh"
 #include "opreg/kernels/cuda/topk.h"
 
 namespace opreg {

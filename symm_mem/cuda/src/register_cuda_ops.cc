@@ -22,7 +22,7 @@
 #include "opreg/core/error.h"
 #include "opreg/dispatch/library.h"
 #include "opreg/kernels/cuda/fused_add_rms_norm.h"
-#include "opreg/ops/meta_functions.h"
+#include "opreg/ops/shape_inference.h"
 #include "opreg/symm_mem/collective_checks.h"
 #include "opreg/symm_mem/cuda/cuda_group.h"
 #include "opreg/symm_mem/cuda/device_collectives.h"

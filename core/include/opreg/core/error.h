@@ -1,7 +1,7 @@
 // opreg's exception type and the OPREG_CHECK family of macros, plus conversions to and from
 // absl::Status.
 //
-// Convention (DESIGN.md "Errors"): parsing, registration and lookup return absl::Status /
+// Convention (docs/design.md "Errors"): parsing, registration and lookup return absl::Status /
 // StatusOr; kernel-argument and tensor-API errors throw opreg::Error through OPREG_CHECK*. The
 // ErrorKind of an Error selects the Python exception it maps to (ValueError, TypeError, ...).
 //

@@ -32,7 +32,7 @@
 #include "opreg/core/ivalue.h"
 #include "opreg/core/scalar.h"
 #include "opreg/core/tensor.h"
-#include "opreg/registry/type.h"
+#include "opreg/schema/type.h"
 
 namespace opreg {
 

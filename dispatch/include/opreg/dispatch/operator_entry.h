@@ -18,8 +18,8 @@
 #include "opreg/core/source_location.h"
 #include "opreg/dispatch/dispatch_key.h"
 #include "opreg/dispatch/kernel_function.h"
-#include "opreg/registry/function_schema.h"
-#include "opreg/registry/schema_rules.h"
+#include "opreg/schema/function_schema.h"
+#include "opreg/schema/schema_rules.h"
 
 namespace opreg {
 

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "binary.h"
-#include "common.h"
+#include "loops.h"
 #include "half_convert.h"
 #include "simd/avx512.h"
 #include "simd/simd_rows.h"

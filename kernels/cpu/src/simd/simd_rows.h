@@ -22,7 +22,7 @@ struct BinaryKind;  // binary.h
 #if OPREG_CPU_HAVE_SIMD_ROWS
 
 // The entry points, declared alike in namespaces avx512 and avx2. `stream`: outputs are written
-// with non-temporal stores (the caller fences, see StreamFence in common.h).
+// with non-temporal stores (the caller fences, see StreamFence in loops.h).
 //   BinaryChunk: o[j] = kind(a[j], b[j]) over [0, n).
 //   SplitAddChunk: s = x + y, d = x - y over [0, n).
 //   RmsNormRow: y = x / sqrt(mean(x^2) + eps) * w over one row of h.

@@ -1,0 +1,69 @@
+#include "opreg/dispatch/run_meta_function.h"
+
+#include <algorithm>
+
+#include "opreg/core/error.h"
+#include "opreg/core/tensor_factories.h"
+
+namespace opreg {
+namespace {
+
+Tensor MetaLike(const Tensor& t) {
+  if (!t.defined() || t.device().type == DeviceType::kMeta) return t;
+  return empty_strided(t.sizes(), t.strides(), t.dtype(), Device::meta());
+}
+
+}  // namespace
+
+IValue ToMeta(const IValue& v) {
+  switch (v.tag()) {
+    case IValue::Tag::kTensor:
+      return IValue(MetaLike(v.toTensor()));
+    case IValue::Tag::kTensorList: {
+      std::vector<Tensor> out;
+      for (const Tensor& t : v.toTensorList()) out.push_back(MetaLike(t));
+      return IValue(std::move(out));
+    }
+    case IValue::Tag::kOptionalTensorList: {
+      std::vector<std::optional<Tensor>> out;
+      for (const auto& t : v.toOptionalTensorList()) {
+        out.push_back(t ? std::optional<Tensor>(MetaLike(*t)) : std::nullopt);
+      }
+      return IValue(std::move(out));
+    }
+    default:
+      return v;
+  }
+}
+
+Stack RunMetaFunction(const OperatorHandle& op, const Stack& arguments) {
+  const KernelFunction* meta = op.entry().kernel(DispatchKey::kMeta);
+  OPREG_CHECK_NOT_IMPLEMENTED(
+      meta != nullptr, "[", op.operator_name().str(),
+      "] has no meta function: register a Meta kernel for it (it computes the outputs' sizes and "
+      "dtypes from meta tensors), so that its outputs can be allocated before it runs");
+  Stack stack;
+  stack.reserve(arguments.size());
+  for (const IValue& a : arguments) stack.push_back(ToMeta(a));
+  meta->CallBoxed(op, &stack);
+  const FunctionSchema& schema = op.schema();
+  OPREG_CHECK(stack.size() == schema.returns().size(), "[", op.operator_name().str(),
+              "] the meta function returned ", stack.size(), " values but the schema declares ",
+              schema.returns().size());
+  for (size_t i = 0; i < stack.size(); ++i) {
+    if (schema.returns()[i].type()->kind() == TypeKind::kTensor) {
+      OPREG_CHECK(stack[i].isTensor() && stack[i].toTensor().defined(), "[",
+                  op.operator_name().str(), "] the meta function's return #", i,
+                  " is not a tensor");
+    }
+  }
+  return stack;
+}
+
+bool HasDataDependentOutput(const OpDefinition& def) {
+  return std::any_of(def.tags.begin(), def.tags.end(), [](const std::string& t) {
+    return t == "dynamic_output_shape" || t == "data_dependent_output";
+  });
+}
+
+}  // namespace opreg

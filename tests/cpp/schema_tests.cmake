@@ -1,0 +1,5 @@
+opreg_add_cpp_test(test_schema_parser LIBS opreg::schema)
+opreg_add_cpp_test(test_schema_printer LIBS opreg::schema)
+opreg_add_cpp_test(test_schema_errors LIBS opreg::schema)
+opreg_add_cpp_test(test_cli_schema LIBS opreg_cli_commands)
+opreg_add_cpp_test(test_schema_rules LIBS opreg::schema)
