@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   clang-14 libclang-rt-14-dev        # libFuzzer + sanitizer runtimes for the fuzz target
   libabsl-dev libspdlog-dev catch2 libbenchmark-dev libdlpack-dev libopenblas-dev
+  nlohmann-json3-dev                 # the JSON reader of `opreg plan`
   openmpi-bin libopenmpi-dev         # MPI bootstrap of symm_mem groups + MPI_Allreduce baseline
 )
 
