@@ -16,13 +16,23 @@ opreg_build() {
     target=(--target "${*: -1}")
     set -- "${@:1:$#-2}"
   fi
-  local cuda_args=()
+  local compiler_args=()
   # nvcc may be installed off PATH; point CMake at it so the CUDA parts are compiled.
   if [[ -x /usr/local/cuda/bin/nvcc ]] && ! command -v nvcc >/dev/null; then
-    cuda_args=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+    compiler_args=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+  fi
+  # ccache, when installed, makes rebuilds in new trees and new clones cheap; paths below the
+  # checkout are hashed relative to it, so clones in other folders share the cache.
+  if [[ ${OPREG_CCACHE:-1} != 0 ]] && command -v ccache >/dev/null; then
+    export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$OPREG_ROOT}
+    compiler_args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
+      -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  else
+    compiler_args+=(-UCMAKE_CXX_COMPILER_LAUNCHER -UCMAKE_C_COMPILER_LAUNCHER
+      -UCMAKE_CUDA_COMPILER_LAUNCHER)
   fi
   mkdir -p "$(dirname "$dir")"
-  cmake -S "$OPREG_ROOT" -B "$dir" -G Ninja "${cuda_args[@]}" "$@" >"$dir.configure.log" 2>&1 || {
+  cmake -S "$OPREG_ROOT" -B "$dir" -G Ninja "${compiler_args[@]}" "$@" >"$dir.configure.log" 2>&1 || {
     cat "$dir.configure.log"
     return 1
   }

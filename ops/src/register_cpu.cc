@@ -20,58 +20,58 @@ constexpr Device kCpu = Device::cpu();
 
 Tensor& AddOut(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
   CheckAddOut("opreg::add.out", self, other, alpha, out, kCpu);
-  k::AddCpu(self, other, alpha.toDouble(), out);
+  k::AddOut(self, other, alpha.toDouble(), out);
   return out;
 }
 
 Tensor& MulOut(const Tensor& self, const Tensor& other, Tensor& out) {
   CheckMulOut("opreg::mul.out", self, other, out, kCpu);
-  k::MulCpu(self, other, out);
+  k::MulOut(self, other, out);
   return out;
 }
 
 std::tuple<Tensor&, Tensor&> SplitAddOut(const Tensor& x, const Tensor& y, Tensor& out0,
                                          Tensor& out1) {
   CheckSplitAddOut("opreg::split_add.out", x, y, out0, out1, kCpu);
-  k::SplitAddCpu(x.contiguous(), y.contiguous(), out0, out1);
+  k::SplitAddOut(x.contiguous(), y.contiguous(), out0, out1);
   return {out0, out1};
 }
 
 Tensor& RmsNormOut(const Tensor& input, const Tensor& weight, double eps, Tensor& out) {
   CheckRmsNormOut("opreg::rms_norm.out", input, weight, eps, out, kCpu);
-  k::RmsNormCpu(input.contiguous(), weight.contiguous(), eps, out);
+  k::RmsNormOut(input.contiguous(), weight.contiguous(), eps, out);
   return out;
 }
 
 void FusedAddRmsNorm(Tensor& input, Tensor& residual, const Tensor& weight, double eps) {
   CheckFusedAddRmsNormOn("opreg::fused_add_rms_norm_", input, residual, weight, eps, kCpu);
-  k::FusedAddRmsNormCpu(input, residual, weight.contiguous(), eps);
+  k::FusedAddRmsNormInplace(input, residual, weight.contiguous(), eps);
 }
 
 Tensor& SiluAndMulOut(const Tensor& x, Tensor& out) {
   CheckSiluAndMulOut("opreg::silu_and_mul.out", x, out, kCpu);
-  k::SiluAndMulCpu(x.contiguous(), out);
+  k::SiluAndMulOut(x.contiguous(), out);
   return out;
 }
 
 std::tuple<Tensor&, Tensor&> PerTokenQuantOut(const Tensor& x, DType dtype, Tensor& q,
                                               Tensor& scale) {
   CheckPerTokenQuantOut("opreg::per_token_quant.out", x, dtype, q, scale, kCpu);
-  k::PerTokenQuantCpu(x.contiguous(), q, scale);
+  k::PerTokenQuantOut(x.contiguous(), q, scale);
   return {q, scale};
 }
 
 std::tuple<Tensor&, Tensor&> TopkOut(const Tensor& x, int64_t kk, int64_t dim, bool largest,
                                      Tensor& values, Tensor& indices) {
   CheckTopkOut("opreg::topk.out", x, kk, dim, largest, values, indices, kCpu);
-  k::TopkCpu(x.contiguous(), kk, WrapDim("opreg::topk.out", "dim", 2, dim, x.dim()), largest,
+  k::TopkOut(x.contiguous(), kk, WrapDim("opreg::topk.out", "dim", 2, dim, x.dim()), largest,
              values, indices);
   return {values, indices};
 }
 
 Tensor& SoftmaxOut(const Tensor& x, int64_t dim, Tensor& out) {
   CheckSoftmaxOut("opreg::softmax.out", x, dim, out, kCpu);
-  k::SoftmaxCpu(x.contiguous(), WrapDim("opreg::softmax.out", "dim", 1, dim, x.dim()), out);
+  k::SoftmaxOut(x.contiguous(), WrapDim("opreg::softmax.out", "dim", 1, dim, x.dim()), out);
   return out;
 }
 
@@ -79,7 +79,7 @@ Tensor& LinearOut(const Tensor& x, const Tensor& weight, const std::optional<Ten
                   Tensor& out) {
   CheckLinearOut("opreg::linear.out", x, weight, bias, out, kCpu);
   const Tensor b = bias && bias->defined() ? bias->contiguous() : Tensor();
-  k::LinearCpu(x.contiguous(), weight.contiguous(), b, out);
+  k::LinearOut(x.contiguous(), weight.contiguous(), b, out);
   return out;
 }
 

@@ -4,9 +4,9 @@
 
 namespace opreg::kernels::cpu {
 
-void AddCpu(const Tensor& self, const Tensor& other, double alpha, Tensor& out) {
-  detail::RequireCpuContiguous("AddCpu", out, "out");
-  detail::DispatchFloating(out.dtype(), "AddCpu", [&](auto tag) {
+void AddOut(const Tensor& self, const Tensor& other, double alpha, Tensor& out) {
+  detail::RequireCpuContiguous("AddOut", out, "out");
+  detail::DispatchFloating(out.dtype(), "AddOut", [&](auto tag) {
     using T = decltype(tag);
     detail::BinaryBroadcast<T>(self, other, out,
                                detail::BinaryKind{false, static_cast<float>(alpha)});

@@ -87,11 +87,11 @@ OPREG_CPU_MULTIVERSION void FusedAddRmsNormRowHalf(Half* __restrict x, Half* __r
 
 }  // namespace
 
-void FusedAddRmsNormCpu(Tensor& input, Tensor& residual, const Tensor& weight, double eps) {
-  detail::RequireCpuContiguous("FusedAddRmsNormCpu", input, "input");
-  detail::RequireCpuContiguous("FusedAddRmsNormCpu", residual, "residual");
-  detail::RequireCpuContiguous("FusedAddRmsNormCpu", weight, "weight");
-  detail::DispatchFloating(input.dtype(), "FusedAddRmsNormCpu", [&](auto tag) {
+void FusedAddRmsNormInplace(Tensor& input, Tensor& residual, const Tensor& weight, double eps) {
+  detail::RequireCpuContiguous("FusedAddRmsNormInplace", input, "input");
+  detail::RequireCpuContiguous("FusedAddRmsNormInplace", residual, "residual");
+  detail::RequireCpuContiguous("FusedAddRmsNormInplace", weight, "weight");
+  detail::DispatchFloating(input.dtype(), "FusedAddRmsNormInplace", [&](auto tag) {
     using T = decltype(tag);
     const int64_t h = input.size(-1), rows = detail::Rows(input);
     T* in = input.data_ptr<T>();

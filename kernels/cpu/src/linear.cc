@@ -32,19 +32,19 @@ void Sgemm(const float* x, const float* w, float* y, int64_t m, int64_t n, int64
 
 }  // namespace
 
-void LinearCpu(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& out) {
-  detail::RequireCpuContiguous("LinearCpu", x, "x");
-  detail::RequireCpuContiguous("LinearCpu", weight, "weight");
-  detail::RequireCpuContiguous("LinearCpu", out, "out");
+void LinearOut(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& out) {
+  detail::RequireCpuContiguous("LinearOut", x, "x");
+  detail::RequireCpuContiguous("LinearOut", weight, "weight");
+  detail::RequireCpuContiguous("LinearOut", out, "out");
   const bool has_bias = bias.defined();
-  if (has_bias) detail::RequireCpuContiguous("LinearCpu", bias, "bias");
+  if (has_bias) detail::RequireCpuContiguous("LinearOut", bias, "bias");
   const int64_t k = x.size(-1), n = weight.size(0);
   int64_t m = 1;
   for (int64_t d = 0; d + 1 < x.dim(); ++d) m *= x.size(d);
   if (m == 0 || n == 0) return;
   OPREG_CHECK_VALUE(m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && m * n <= INT64_MAX / 4,
-                    "LinearCpu: matrix dimensions exceed the BLAS integer range");
-  detail::DispatchFloating(x.dtype(), "LinearCpu", [&](auto tag) {
+                    "LinearOut: matrix dimensions exceed the BLAS integer range");
+  detail::DispatchFloating(x.dtype(), "LinearOut", [&](auto tag) {
     using T = decltype(tag);
     const T* pb = has_bias ? bias.data_ptr<T>() : nullptr;
     T* po = out.data_ptr<T>();

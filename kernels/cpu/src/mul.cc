@@ -4,9 +4,9 @@
 
 namespace opreg::kernels::cpu {
 
-void MulCpu(const Tensor& self, const Tensor& other, Tensor& out) {
-  detail::RequireCpuContiguous("MulCpu", out, "out");
-  detail::DispatchFloating(out.dtype(), "MulCpu", [&](auto tag) {
+void MulOut(const Tensor& self, const Tensor& other, Tensor& out) {
+  detail::RequireCpuContiguous("MulOut", out, "out");
+  detail::DispatchFloating(out.dtype(), "MulOut", [&](auto tag) {
     using T = decltype(tag);
     detail::BinaryBroadcast<T>(self, other, out, detail::BinaryKind{true, 1.0f});
   });

@@ -126,18 +126,18 @@ void Quantize(const Tensor& x, Tensor& q, Tensor& scale, float qmax) {
 
 }  // namespace
 
-void PerTokenQuantCpu(const Tensor& x, Tensor& q, Tensor& scale) {
+void PerTokenQuantOut(const Tensor& x, Tensor& q, Tensor& scale) {
   for (const Tensor* t : std::initializer_list<const Tensor*>{&x, &q, &scale}) {
-    detail::RequireCpuContiguous("PerTokenQuantCpu", *t, "every tensor");
+    detail::RequireCpuContiguous("PerTokenQuantOut", *t, "every tensor");
   }
-  detail::DispatchFloating(x.dtype(), "PerTokenQuantCpu", [&](auto tag) {
+  detail::DispatchFloating(x.dtype(), "PerTokenQuantOut", [&](auto tag) {
     using T = decltype(tag);
     if (q.dtype() == DType::kInt8) {
       Quantize<T, int8_t>(x, q, scale, 127.0f);
     } else if (q.dtype() == DType::kFloat8E4M3FN) {
       Quantize<T, Float8E4M3FN>(x, q, scale, 448.0f);
     } else {
-      OPREG_THROW(kType, "PerTokenQuantCpu: unsupported output dtype ", DTypeName(q.dtype()));
+      OPREG_THROW(kType, "PerTokenQuantOut: unsupported output dtype ", DTypeName(q.dtype()));
     }
   });
 }

@@ -72,11 +72,11 @@ OPREG_CPU_MULTIVERSION void RmsNormRowHalf(const Half* __restrict x, const float
 
 }  // namespace
 
-void RmsNormCpu(const Tensor& input, const Tensor& weight, double eps, Tensor& out) {
+void RmsNormOut(const Tensor& input, const Tensor& weight, double eps, Tensor& out) {
   for (const Tensor* t : std::initializer_list<const Tensor*>{&input, &weight, &out}) {
-    detail::RequireCpuContiguous("RmsNormCpu", *t, "every tensor");
+    detail::RequireCpuContiguous("RmsNormOut", *t, "every tensor");
   }
-  detail::DispatchFloating(input.dtype(), "RmsNormCpu", [&](auto tag) {
+  detail::DispatchFloating(input.dtype(), "RmsNormOut", [&](auto tag) {
     using T = decltype(tag);
     const int64_t h = input.size(-1), rows = detail::Rows(input);
     const T* in = input.data_ptr<T>();

@@ -41,10 +41,10 @@ OPREG_CPU_MULTIVERSION void SiluAndMulRow(const T* __restrict a, const T* __rest
 
 }  // namespace
 
-void SiluAndMulCpu(const Tensor& x, Tensor& out) {
-  detail::RequireCpuContiguous("SiluAndMulCpu", x, "x");
-  detail::RequireCpuContiguous("SiluAndMulCpu", out, "out");
-  detail::DispatchFloating(x.dtype(), "SiluAndMulCpu", [&](auto tag) {
+void SiluAndMulOut(const Tensor& x, Tensor& out) {
+  detail::RequireCpuContiguous("SiluAndMulOut", x, "x");
+  detail::RequireCpuContiguous("SiluAndMulOut", out, "out");
+  detail::DispatchFloating(x.dtype(), "SiluAndMulOut", [&](auto tag) {
     using T = decltype(tag);
     const int64_t d = out.size(-1), rows = detail::Rows(out);
     const T* in = x.data_ptr<T>();

@@ -105,11 +105,11 @@ void SoftmaxStrided(const T* x, T* y, int64_t n, int64_t st) {
 
 }  // namespace
 
-void SoftmaxCpu(const Tensor& x, int64_t dim, Tensor& out) {
-  detail::RequireCpuContiguous("SoftmaxCpu", x, "x");
-  detail::RequireCpuContiguous("SoftmaxCpu", out, "out");
+void SoftmaxOut(const Tensor& x, int64_t dim, Tensor& out) {
+  detail::RequireCpuContiguous("SoftmaxOut", x, "x");
+  detail::RequireCpuContiguous("SoftmaxOut", out, "out");
   if (x.numel() == 0) return;
-  detail::DispatchFloating(x.dtype(), "SoftmaxCpu", [&](auto tag) {
+  detail::DispatchFloating(x.dtype(), "SoftmaxOut", [&](auto tag) {
     using T = decltype(tag);
     const int64_t n = x.dim() == 0 ? 1 : x.size(dim);
     int64_t outer = 1, inner = 1;

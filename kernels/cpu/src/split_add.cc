@@ -59,11 +59,11 @@ OPREG_CPU_MULTIVERSION void SplitAddChunk(const T* __restrict px, const T* __res
 
 }  // namespace
 
-void SplitAddCpu(const Tensor& x, const Tensor& y, Tensor& sum, Tensor& diff) {
+void SplitAddOut(const Tensor& x, const Tensor& y, Tensor& sum, Tensor& diff) {
   for (const Tensor* t : std::initializer_list<const Tensor*>{&x, &y, &sum, &diff}) {
-    detail::RequireCpuContiguous("SplitAddCpu", *t, "every tensor");
+    detail::RequireCpuContiguous("SplitAddOut", *t, "every tensor");
   }
-  detail::DispatchFloating(x.dtype(), "SplitAddCpu", [&](auto tag) {
+  detail::DispatchFloating(x.dtype(), "SplitAddOut", [&](auto tag) {
     using T = decltype(tag);
     const T* px = x.data_ptr<T>();
     const T* py = y.data_ptr<T>();

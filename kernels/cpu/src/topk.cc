@@ -9,13 +9,13 @@
 
 namespace opreg::kernels::cpu {
 
-void TopkCpu(const Tensor& x, int64_t k, int64_t dim, bool largest, Tensor& values,
+void TopkOut(const Tensor& x, int64_t k, int64_t dim, bool largest, Tensor& values,
              Tensor& indices) {
   for (const Tensor* t : std::initializer_list<const Tensor*>{&x, &values, &indices}) {
-    detail::RequireCpuContiguous("TopkCpu", *t, "every tensor");
+    detail::RequireCpuContiguous("TopkOut", *t, "every tensor");
   }
   if (k == 0 || x.numel() == 0) return;
-  detail::DispatchFloating(x.dtype(), "TopkCpu", [&](auto tag) {
+  detail::DispatchFloating(x.dtype(), "TopkOut", [&](auto tag) {
     using T = decltype(tag);
     const int64_t n = x.size(dim);
     int64_t outer = 1, inner = 1;

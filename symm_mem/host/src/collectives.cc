@@ -377,7 +377,7 @@ void fused_all_reduce_add_rms_norm_(Tensor& input, Tensor& residual, const Tenso
     using T = decltype(tag);
     TwoShotInPlace<T>(in.ctx, input.numel());
   });
-  kernels::cpu::FusedAddRmsNormCpu(input, residual, weight.contiguous(), eps);
+  kernels::cpu::FusedAddRmsNormInplace(input, residual, weight.contiguous(), eps);
 }
 
 }  // namespace host

@@ -13,6 +13,6 @@
 
 namespace opreg::kernels::cpu {
 
-void AddCpu(const Tensor& self, const Tensor& other, double alpha, Tensor& out);
+void AddOut(const Tensor& self, const Tensor& other, double alpha, Tensor& out);
 
 }  // namespace opreg::kernels::cpu

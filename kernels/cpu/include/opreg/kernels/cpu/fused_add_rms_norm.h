@@ -13,6 +13,6 @@
 
 namespace opreg::kernels::cpu {
 
-void FusedAddRmsNormCpu(Tensor& input, Tensor& residual, const Tensor& weight, double eps);
+void FusedAddRmsNormInplace(Tensor& input, Tensor& residual, const Tensor& weight, double eps);
 
 }  // namespace opreg::kernels::cpu

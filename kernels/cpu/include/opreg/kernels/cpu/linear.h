@@ -11,6 +11,6 @@
 namespace opreg::kernels::cpu {
 
 // `bias` may be an undefined Tensor (no bias).
-void LinearCpu(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& out);
+void LinearOut(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& out);
 
 }  // namespace opreg::kernels::cpu

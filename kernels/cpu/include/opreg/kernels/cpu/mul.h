@@ -1,5 +1,5 @@
 // CPU kernel for mul: out = self * other, broadcasting. Same preconditions and paths as
-// AddCpu (add.h).
+// AddOut (add.h).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,6 @@
 
 namespace opreg::kernels::cpu {
 
-void MulCpu(const Tensor& self, const Tensor& other, Tensor& out);
+void MulOut(const Tensor& self, const Tensor& other, Tensor& out);
 
 }  // namespace opreg::kernels::cpu

@@ -13,6 +13,6 @@
 
 namespace opreg::kernels::cpu {
 
-void PerTokenQuantCpu(const Tensor& x, Tensor& q, Tensor& scale);
+void PerTokenQuantOut(const Tensor& x, Tensor& q, Tensor& scale);
 
 }  // namespace opreg::kernels::cpu

@@ -9,6 +9,6 @@
 namespace opreg::kernels::cpu {
 
 // out = input / sqrt(mean(input^2, -1) + eps) * weight.
-void RmsNormCpu(const Tensor& input, const Tensor& weight, double eps, Tensor& out);
+void RmsNormOut(const Tensor& input, const Tensor& weight, double eps, Tensor& out);
 
 }  // namespace opreg::kernels::cpu

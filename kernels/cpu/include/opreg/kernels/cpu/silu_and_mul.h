@@ -8,6 +8,6 @@
 
 namespace opreg::kernels::cpu {
 
-void SiluAndMulCpu(const Tensor& x, Tensor& out);
+void SiluAndMulOut(const Tensor& x, Tensor& out);
 
 }  // namespace opreg::kernels::cpu

@@ -10,6 +10,6 @@
 
 namespace opreg::kernels::cpu {
 
-void SoftmaxCpu(const Tensor& x, int64_t dim, Tensor& out);
+void SoftmaxOut(const Tensor& x, int64_t dim, Tensor& out);
 
 }  // namespace opreg::kernels::cpu

@@ -10,6 +10,6 @@
 
 namespace opreg::kernels::cpu {
 
-void SplitAddCpu(const Tensor& x, const Tensor& y, Tensor& sum, Tensor& diff);
+void SplitAddOut(const Tensor& x, const Tensor& y, Tensor& sum, Tensor& diff);
 
 }  // namespace opreg::kernels::cpu

@@ -15,7 +15,7 @@
 
 namespace opreg::kernels::cpu {
 
-void TopkCpu(const Tensor& x, int64_t k, int64_t dim, bool largest, Tensor& values,
+void TopkOut(const Tensor& x, int64_t k, int64_t dim, bool largest, Tensor& values,
              Tensor& indices);
 
 }  // namespace opreg::kernels::cpu
