@@ -6,6 +6,7 @@
 
 #include "opreg/core/dtype.h"
 #include "opreg/core/dtype_traits.h"
+#include "opreg/core/dtype_visit.h"
 #include "opreg/core/half.h"
 #include "opreg/core/scalar_type.h"
 
@@ -252,4 +253,25 @@ TEST_CASE("Float8E5M2 conversions") {
     if ((b & 0x7c) == 0x7c) continue;
     if (Bits<Float8E5M2>(Value<Float8E5M2>(b)) != b) FAIL("e5m2 round trip: " << b);
   }
+}
+
+TEST_CASE("VisitDTypeIn visits the types of its set and rejects the others", "[dtype]") {
+  using opreg::DType;
+  CHECK(opreg::FloatingDTypes::Contains(DType::kBFloat16));
+  CHECK_FALSE(opreg::FloatingDTypes::Contains(DType::kFloat64));
+  CHECK(opreg::FloatingDTypes::Names() == "f32, f16 or bf16");
+  CHECK(opreg::VisitFloatingDType(DType::kFloat16, [](auto tag) { return sizeof(tag); }) == 2);
+  CHECK(std::is_same_v<opreg::CppType<DType::kBFloat16>, opreg::BFloat16>);
+  CHECK_THROWS_WITH(opreg::VisitFloatingDType(DType::kInt32, [](auto) {}),
+                    Catch::Contains("unsupported dtype i32 (expected f32, f16 or bf16)"));
+  // The caller's own error wins over the default one.
+  CHECK_THROWS_WITH(
+      opreg::VisitFloatingDType(
+          DType::kFloat64, [](auto) {},
+          [](DType d) { OPREG_THROW(kType, "mine: ", opreg::DTypeName(d)); }),
+      Catch::Contains("mine: f64"));
+  using IntTypes = opreg::DTypeSet<DType::kInt32, DType::kInt64>;
+  CHECK(opreg::VisitDTypeIn<IntTypes>(DType::kInt64, [](auto tag) { return sizeof(tag); }) == 8);
+  CHECK_THROWS_WITH(opreg::VisitDTypeIn<IntTypes>(DType::kFloat32, [](auto) {}),
+                    Catch::Contains("(expected i32 or i64)"));
 }

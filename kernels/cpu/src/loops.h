@@ -14,6 +14,7 @@
 #include "multiversion.h"
 #include "opreg/core/dtype.h"
 #include "opreg/core/dtype_traits.h"
+#include "opreg/core/dtype_visit.h"
 #include "opreg/core/error.h"
 #include "opreg/core/half.h"
 #include "opreg/core/tensor.h"
@@ -32,20 +33,10 @@ inline constexpr int64_t kChunk = 1 << 14;
 // Calls fn(T{}) with T float, Half or BFloat16 for dtype f32, f16, bf16; kType error otherwise.
 template <class Fn>
 void DispatchFloating(DType dtype, const char* kernel, Fn&& fn) {
-  switch (dtype) {
-    case DType::kFloat32:
-      fn(float{});
-      return;
-    case DType::kFloat16:
-      fn(Half{});
-      return;
-    case DType::kBFloat16:
-      fn(BFloat16{});
-      return;
-    default:
-      OPREG_THROW(kType, kernel, ": unsupported dtype ", DTypeName(dtype),
-                  " (expected f32, f16 or bf16)");
-  }
+  VisitFloatingDType(dtype, fn, [kernel](DType unsupported) {
+    OPREG_THROW(kType, kernel, ": unsupported dtype ", DTypeName(unsupported),
+                " (expected f32, f16 or bf16)");
+  });
 }
 
 // Precondition checks the registrations normally guarantee; cheap, so kernels called directly

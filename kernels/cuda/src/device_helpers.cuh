@@ -16,7 +16,9 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "opreg/core/dtype_visit.h"
 #include "opreg/core/error.h"
+#include "opreg/core/half.h"
 #include "opreg/core/string_util.h"
 #include "opreg/core/tensor.h"
 #include "opreg/kernels/cuda/element_types.cuh"
@@ -28,6 +30,7 @@ namespace detail {
 
 // ---- Element types (opreg/kernels/cuda/element_types.cuh) -----------------------------------
 
+using device::DeviceType;
 using device::FromFloat;
 using device::ToFloat;
 using device::Vector;
@@ -36,19 +39,12 @@ using device::Vector;
 // naming `op` for anything else.
 template <class Fn>
 void DispatchFloating(DType dtype, const char* op, Fn&& fn) {
-  switch (dtype) {
-    case DType::kFloat32:
-      fn(float{});
-      return;
-    case DType::kFloat16:
-      fn(__half{});
-      return;
-    case DType::kBFloat16:
-      fn(__nv_bfloat16{});
-      return;
-    default:
-      OPREG_THROW(kType, op, "(): CUDA kernel supports f32, f16 and bf16, got ", DTypeName(dtype));
-  }
+  VisitFloatingDType(
+      dtype, [&fn](auto tag) { fn(DeviceType<decltype(tag)>{}); },
+      [op](DType unsupported) {
+        OPREG_THROW(kType, op, "(): CUDA kernel supports f32, f16 and bf16, got ",
+                    DTypeName(unsupported));
+      });
 }
 
 // ---- 16-byte vectors -------------------------------------------------------------------------

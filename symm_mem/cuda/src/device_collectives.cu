@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "opreg/core/dtype_visit.h"
 #include "opreg/core/error.h"
+#include "opreg/core/half.h"
 #include "opreg/kernels/cuda/element_types.cuh"
 #include "opreg/symm_mem/cuda/device_collectives.h"
 
@@ -18,6 +20,7 @@ namespace {
 
 // ---- Element types and 16-byte vectors -------------------------------------------------------
 
+using ::opreg::kernels::cuda::device::DeviceType;
 using ::opreg::kernels::cuda::device::FromFloat;
 using ::opreg::kernels::cuda::device::ToFloat;
 
@@ -292,9 +295,8 @@ void LaunchCollective(const CollectiveArgs& a) {
   OPREG_CHECK_VALUE(a.kind != Collective::kReduceScatter || a.numel % a.world == 0,
                     "symm_mem (cuda) ", name, ": numel ", a.numel,
                     " is not divisible by the world size ", a.world);
-  OPREG_CHECK_TYPE(
-      a.dtype == DType::kFloat32 || a.dtype == DType::kFloat16 || a.dtype == DType::kBFloat16,
-      "symm_mem (cuda) ", name, ": expected dtype f32, f16 or bf16, got ", DTypeName(a.dtype));
+  OPREG_CHECK_TYPE(FloatingDTypes::Contains(a.dtype), "symm_mem (cuda) ", name,
+                   ": expected dtype f32, f16 or bf16, got ", DTypeName(a.dtype));
   if (a.numel == 0) return;  // the same on every rank: nobody launches, nobody waits
 
   const int64_t elem = static_cast<int64_t>(ItemSize(a.dtype));
@@ -324,18 +326,9 @@ void LaunchCollective(const CollectiveArgs& a) {
   int blocks =
       static_cast<int>(std::clamp<int64_t>((vectors + kThreads - 1) / kThreads, 1, kMaxBlocks));
 
-  const void* kernel = nullptr;
-  switch (a.dtype) {
-    case DType::kFloat32:
-      kernel = KernelOf<float>(a.kind, vec);
-      break;
-    case DType::kFloat16:
-      kernel = KernelOf<__half>(a.kind, vec);
-      break;
-    default:
-      kernel = KernelOf<__nv_bfloat16>(a.kind, vec);
-      break;
-  }
+  // a.dtype was checked above, so the visit's own error cannot happen.
+  const void* kernel = VisitFloatingDType(
+      a.dtype, [&](auto tag) { return KernelOf<DeviceType<decltype(tag)>>(a.kind, vec); });
 
   Params p{};
   p.buffers = a.buffers;

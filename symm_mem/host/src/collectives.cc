@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "futex_wait.h"
+#include "opreg/core/dtype_visit.h"
 #include "opreg/core/error.h"
 #include "opreg/core/half.h"
 #include "opreg/kernels/cpu/fused_add_rms_norm.h"
@@ -239,20 +240,10 @@ void ReduceScatter(const PeerContext& c, int64_t numel, T* out) {
 
 template <class F>
 void DispatchFloat(std::string_view op, DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::kFloat32:
-      f(float{});
-      break;
-    case DType::kFloat16:
-      f(Half{});
-      break;
-    case DType::kBFloat16:
-      f(BFloat16{});
-      break;
-    default:
-      OPREG_THROW(kType, "[", op, "] argument 'input' (#0): expected dtype f32, f16 or bf16, got ",
-                  DTypeName(dtype));
-  }
+  VisitFloatingDType(dtype, f, [op](DType unsupported) {
+    OPREG_THROW(kType, "[", op, "] argument 'input' (#0): expected dtype f32, f16 or bf16, got ",
+                DTypeName(unsupported));
+  });
 }
 
 }  // namespace

@@ -4,7 +4,10 @@
 #include <cuda_fp16.h>
 
 #include "nccl_launch.h"
+#include "opreg/core/dtype_visit.h"
 #include "opreg/core/error.h"
+#include "opreg/core/half.h"
+#include "opreg/kernels/cuda/element_types.cuh"
 #include "opreg/symm_mem/nccl/nccl_symmetric_buffer.h"
 
 namespace opreg::symm_mem::nccl {
@@ -12,14 +15,9 @@ namespace {
 
 constexpr int kThreads = 512;
 
-__device__ __forceinline__ float ToFloat(float v) { return v; }
-__device__ __forceinline__ float ToFloat(__half v) { return __half2float(v); }
-__device__ __forceinline__ float ToFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ void FromFloat(float v, float* o) { *o = v; }
-__device__ __forceinline__ void FromFloat(float v, __half* o) { *o = __float2half_rn(v); }
-__device__ __forceinline__ void FromFloat(float v, __nv_bfloat16* o) {
-  *o = __float2bfloat16_rn(v);
-}
+using ::opreg::kernels::cuda::device::DeviceType;
+using ::opreg::kernels::cuda::device::FromFloat;
+using ::opreg::kernels::cuda::device::ToFloat;
 
 template <class T>
 __global__ void __launch_bounds__(kThreads)
@@ -34,7 +32,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int p = 1; p < comm.lsaSize; ++p) {
       acc += ToFloat(static_cast<const T*>(ncclGetLsaPointer(window, offset, p))[i]);
     }
-    FromFloat(acc, out + i);
+    out[i] = FromFloat<T>(acc);
   }
   bar.sync(ncclCoopCta(), cuda::memory_order_release);  // peers finished reading
 }
@@ -43,25 +41,19 @@ __global__ void __launch_bounds__(kThreads)
 
 void LaunchNcclOneShot(const ncclDevComm& comm, ncclWindow_t window, size_t offset, DType dtype,
                        int64_t numel, void* out, cudaStream_t stream) {
-  switch (dtype) {
-    case DType::kFloat32:
-      OneShotKernel<float><<<kNcclBlocks, kThreads, 0, stream>>>(window, offset, numel,
-                                                                 static_cast<float*>(out), comm);
-      break;
-    case DType::kFloat16:
-      OneShotKernel<__half><<<kNcclBlocks, kThreads, 0, stream>>>(window, offset, numel,
-                                                                  static_cast<__half*>(out), comm);
-      break;
-    case DType::kBFloat16:
-      OneShotKernel<__nv_bfloat16><<<kNcclBlocks, kThreads, 0, stream>>>(
-          window, offset, numel, static_cast<__nv_bfloat16*>(out), comm);
-      break;
-    default:
-      OPREG_THROW(kType,
-                  "symm_mem (nccl) one_shot_all_reduce: expected dtype f32, f16 or bf16, "
-                  "got ",
-                  DTypeName(dtype));
-  }
+  VisitFloatingDType(
+      dtype,
+      [&](auto tag) {
+        using T = DeviceType<decltype(tag)>;
+        OneShotKernel<T><<<kNcclBlocks, kThreads, 0, stream>>>(window, offset, numel,
+                                                               static_cast<T*>(out), comm);
+      },
+      [](DType unsupported) {
+        OPREG_THROW(kType,
+                    "symm_mem (nccl) one_shot_all_reduce: expected dtype f32, f16 or bf16, "
+                    "got ",
+                    DTypeName(unsupported));
+      });
   const cudaError_t err = cudaGetLastError();
   OPREG_CHECK(err == cudaSuccess,
               "symm_mem (nccl) one_shot_all_reduce: kernel launch failed: ", cudaGetErrorName(err),

@@ -7,7 +7,26 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "opreg/core/half.h"
+
 namespace opreg::kernels::cuda::device {
+
+// The device element type of a core element type (what VisitFloatingDType hands out): __half for
+// opreg::Half, __nv_bfloat16 for opreg::BFloat16, the type itself otherwise.
+template <class T>
+struct DeviceTypeOf {
+  using type = T;
+};
+template <>
+struct DeviceTypeOf<Half> {
+  using type = __half;
+};
+template <>
+struct DeviceTypeOf<BFloat16> {
+  using type = __nv_bfloat16;
+};
+template <class T>
+using DeviceType = typename DeviceTypeOf<T>::type;
 
 __device__ __forceinline__ float ToFloat(float v) { return v; }
 __device__ __forceinline__ float ToFloat(__half v) { return __half2float(v); }
