@@ -6,7 +6,7 @@
 #      fresh venv, and pytest + stubtest against that install (scripts/python_tests.sh);
 #   3. libFuzzer target (clang-14, ASan+UBSan) for a bounded time (OPREG_FUZZ_SECONDS, 60);
 #   4. ASan+UBSan build: all Catch2 tests again;
-#   5. TSan build: the tests that exercise threads (registration while calling, capture).
+#   5. TSan build: the tests that exercise threads (registration while calling).
 # Every build tree is configured with every option it relies on, so this script and
 # scripts/demo.sh run in either order. The last line counts the tests that ran.
 set -euo pipefail
