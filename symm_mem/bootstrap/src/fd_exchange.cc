@@ -1,4 +1,5 @@
-// SCM_RIGHTS all-to-all of one fd per rank (see fd_exchange.h).
+// All-to-all of one fd per rank over Unix seqpacket sockets, with the peers' credentials checked
+// both ways (see fd_exchange.h for the protocol and the threat model in docs/security.md).
 #include "opreg/symm_mem/fd_exchange.h"
 
 #include <poll.h>
@@ -13,29 +14,46 @@
 #include <cstring>
 #include <random>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "opreg/core/error.h"
+#include "opreg/core/logging.h"
 
 namespace opreg::symm_mem {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-sockaddr_un AbstractAddr(const std::string& name, socklen_t* len) {
+// "@name" is an abstract address, anything else a path.
+sockaddr_un AddrOf(const std::string& address, socklen_t* len) {
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
-  const size_t n = std::min(name.size(), sizeof(a.sun_path) - 1);
-  std::memcpy(a.sun_path + 1, name.data(), n);  // sun_path[0] == '\0': abstract namespace
-  *len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
+  const size_t n = std::min(address.size(), sizeof(a.sun_path) - 1);
+  std::memcpy(a.sun_path, address.data(), n);
+  if (address[0] == '@') a.sun_path[0] = '\0';  // abstract namespace: no file, no permissions
+  *len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + n + (address[0] == '@' ? 0 : 1));
   return a;
 }
 
-// Closes the socket and, unless released, every received fd.
-struct Cleanup {
-  int sock = -1;
+std::string Describe(const ucred& c) { return StrCat("pid ", c.pid, " uid ", c.uid); }
+
+bool PeerCred(int sock, ucred* cred) {
+  socklen_t len = sizeof(*cred);
+  return ::getsockopt(sock, SOL_SOCKET, SO_PEERCRED, cred, &len) == 0;
+}
+
+// Closes what it holds on every path out: the listener (and its socket file), open connections
+// and, unless released, every received fd.
+struct Resources {
+  int listener = -1;
+  std::string path;  // socket file to unlink ("" for an abstract address)
+  std::vector<int> conns;
   std::vector<int>* fds = nullptr;
   bool release = false;
-  ~Cleanup() {
-    if (sock >= 0) ::close(sock);
+  ~Resources() {
+    if (listener >= 0) ::close(listener);
+    if (!path.empty()) ::unlink(path.c_str());
+    for (int c : conns) ::close(c);
     if (!release && fds != nullptr) {
       for (int& f : *fds) {
         if (f >= 0) ::close(f);
@@ -45,14 +63,29 @@ struct Cleanup {
   }
 };
 
-bool SendFd(int sock, const std::string& peer_name, int32_t rank, int fd) {
-  socklen_t len = 0;
-  sockaddr_un peer = AbstractAddr(peer_name, &len);
+struct Peer {
+  ucred cred{};
+  std::string address;
+};
+
+// The identity a rank publishes: "pid uid address".
+Peer ParsePeer(const std::string& who, int rank, const std::string& value) {
+  std::vector<std::string> parts = absl::StrSplit(value, absl::MaxSplits(' ', 2));
+  Peer p;
+  int64_t pid = 0, uid = 0;
+  OPREG_CHECK(parts.size() == 3 && absl::SimpleAtoi(parts[0], &pid) &&
+                  absl::SimpleAtoi(parts[1], &uid) && !parts[2].empty(),
+              "symm_mem: ", who, ": rank ", rank, " published a malformed identity '", value, "'");
+  p.cred.pid = static_cast<pid_t>(pid);
+  p.cred.uid = static_cast<uid_t>(uid);
+  p.address = parts[2];
+  return p;
+}
+
+bool SendFd(int sock, int32_t rank, int fd) {
   iovec iov{&rank, sizeof(rank)};
   alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
   msghdr msg{};
-  msg.msg_name = &peer;
-  msg.msg_namelen = len;
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
   msg.msg_control = ctrl;
@@ -62,27 +95,48 @@ bool SendFd(int sock, const std::string& peer_name, int32_t rank, int fd) {
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof(int));
   std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  return ::sendmsg(sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0;
+  return ::sendmsg(sock, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof(rank));
 }
 
-// Receives one message: true with (*from, *fd) set, false when none is pending.
-bool RecvFd(int sock, int32_t* from, int* fd, ssize_t* bytes) {
-  iovec iov{from, sizeof(*from)};
-  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
+// One message of a connection: its bytes and every fd it carried (closed by the caller).
+struct Message {
+  ssize_t bytes = -1;
+  int32_t from = -1;
+  std::vector<int> fds;
+  bool truncated = false;
+};
+
+Message RecvMessage(int sock) {
+  Message m;
+  char data[64];
+  iovec iov{data, sizeof(data)};
+  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int) * 8)] = {};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
   msg.msg_control = ctrl;
   msg.msg_controllen = sizeof(ctrl);
-  *bytes = ::recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-  if (*bytes < 0) return false;
-  *fd = -1;
+  m.bytes = ::recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  if (m.bytes < 0) return m;
+  m.truncated = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0;
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-      std::memcpy(fd, CMSG_DATA(c), sizeof(int));
+      const size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < n; ++i) {
+        int f = -1;
+        std::memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+        m.fds.push_back(f);
+      }
     }
   }
-  return true;
+  if (m.bytes == static_cast<ssize_t>(sizeof(m.from))) std::memcpy(&m.from, data, sizeof(m.from));
+  return m;
+}
+
+std::string RandomToken() {
+  std::random_device rd;
+  const uint64_t n = (uint64_t{rd()} << 32) ^ rd();
+  return StrCat(absl::Hex(n, absl::kZeroPad16));
 }
 
 }  // namespace
@@ -93,81 +147,157 @@ std::vector<int> ExchangeFds(Store& store, const std::string& key_prefix, int ra
   if (world <= 1) return fds;
   const std::string who = StrCat("'", key_prefix, "' rank ", rank);
   const auto deadline = Clock::now() + timeout;
+  const ucred self{::getpid(), ::geteuid(), ::getegid()};
 
-  std::string nonce;
-  if (rank == 0) {
-    std::random_device rd;
-    const uint64_t n = (uint64_t{rd()} << 32) ^ rd() ^ static_cast<uint64_t>(::getpid());
-    nonce = StrCat(absl::Hex(n));
-    store.Set(StrCat(key_prefix, "/nonce"), nonce);
+  Resources res;
+  res.fds = &fds;
+  // The listener: a path inside the store's private directory when it has one (no other user can
+  // reach it), else an abstract name with a fresh random token (reachable by any local process,
+  // which is why every connection's credentials are checked below).
+  const std::string token = RandomToken();
+  std::string address;
+  const std::string dir = store.PrivateSocketDirectory();
+  const std::string path = StrCat(dir, "/fdx-", token, "-", rank);
+  if (!dir.empty() && path.size() < sizeof(sockaddr_un{}.sun_path)) {
+    address = path;
   } else {
-    nonce = store.Get(StrCat(key_prefix, "/nonce"), timeout);
+    address = StrCat("@opreg-symm-", token, "-", rank);
   }
-  auto sock_name = [&](int r) { return StrCat("opreg-symm-cuda-", nonce, "-", r); };
-
-  Cleanup cleanup;
-  cleanup.fds = &fds;
-  cleanup.sock = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  OPREG_CHECK(cleanup.sock >= 0, "symm_mem: ", who, ": socket() failed: ", std::strerror(errno));
+  res.listener = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  OPREG_CHECK(res.listener >= 0, "symm_mem: ", who, ": socket() failed: ", std::strerror(errno));
   socklen_t len = 0;
-  sockaddr_un self = AbstractAddr(sock_name(rank), &len);
-  OPREG_CHECK(::bind(cleanup.sock, reinterpret_cast<sockaddr*>(&self), len) == 0, "symm_mem: ", who,
-              ": bind() failed: ", std::strerror(errno));
-  store.Set(StrCat(key_prefix, "/ready/", rank), "1");
-  store.WaitRanks(StrCat(key_prefix, "/ready/"), world, rank, timeout,
-                  StrCat("symm_mem fd exchange ", who));
+  const sockaddr_un addr = AddrOf(address, &len);
+  OPREG_CHECK(::bind(res.listener, reinterpret_cast<const sockaddr*>(&addr), len) == 0,
+              "symm_mem: ", who, ": cannot bind the rendezvous socket ", address, ": ",
+              std::strerror(errno), errno == EADDRINUSE ? " (another process holds the name)" : "");
+  if (address[0] != '@') res.path = address;
+  OPREG_CHECK(::listen(res.listener, world + 16) == 0, "symm_mem: ", who,
+              ": listen() failed: ", std::strerror(errno));
 
-  std::vector<int> pending;
+  // Publish who we are only once the socket listens, then learn every peer.
+  const std::string peer_prefix = StrCat(key_prefix, "/peer/");
+  store.Set(StrCat(peer_prefix, rank), StrCat(self.pid, " ", self.uid, " ", address));
+  store.WaitRanks(peer_prefix, world, rank, timeout, StrCat("symm_mem fd exchange ", who));
+  std::vector<Peer> peers(static_cast<size_t>(world));
   for (int p = 0; p < world; ++p) {
-    if (p != rank) pending.push_back(p);
+    if (p == rank) continue;
+    peers[p] = ParsePeer(who, p, store.Get(StrCat(peer_prefix, p), timeout));
+    OPREG_CHECK(peers[p].cred.uid == self.uid, "symm_mem: ", who, ": rank ", p,
+                " runs as uid ", peers[p].cred.uid, ", this rank as uid ", self.uid,
+                "; a group's ranks must run as one user");
   }
-  int received = 0;
-  while (!pending.empty() || received < world - 1) {
-    bool progress = false;
-    for (auto it = pending.begin(); it != pending.end();) {
-      if (SendFd(cleanup.sock, sock_name(*it), rank, fd)) {
-        it = pending.erase(it);
-        progress = true;
+
+  // Send: connect to each peer's socket and hand over our fd only when the socket's owner is the
+  // process that published it.
+  for (int p = 0; p < world; ++p) {
+    if (p == rank) continue;
+    for (;;) {
+      const int c = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+      OPREG_CHECK(c >= 0, "symm_mem: ", who, ": socket() failed: ", std::strerror(errno));
+      res.conns.push_back(c);
+      socklen_t plen = 0;
+      const sockaddr_un paddr = AddrOf(peers[p].address, &plen);
+      if (::connect(c, reinterpret_cast<const sockaddr*>(&paddr), plen) != 0) {
+        const int err = errno;
+        ::close(c);
+        res.conns.pop_back();
+        OPREG_CHECK(err == EAGAIN || err == EINTR || err == ECONNREFUSED, "symm_mem: ", who,
+                    ": cannot connect to rank ", p, " at ", peers[p].address, ": ",
+                    std::strerror(err));
+        OPREG_CHECK(Clock::now() < deadline, "symm_mem: ", who, ": timed out after ",
+                    timeout.count(), " ms connecting to rank ", p, " at ", peers[p].address, ": ",
+                    std::strerror(err));
+        ::poll(nullptr, 0, 1);
         continue;
       }
-      OPREG_CHECK(
-          errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNREFUSED,
-          "symm_mem: ", who, ": sendmsg(SCM_RIGHTS) to rank ", *it,
-          " failed: ", std::strerror(errno));
-      ++it;
+      ucred owner{};
+      OPREG_CHECK(PeerCred(c, &owner), "symm_mem: ", who, ": SO_PEERCRED failed: ",
+                  std::strerror(errno));
+      OPREG_CHECK(owner.pid == peers[p].cred.pid && owner.uid == peers[p].cred.uid,
+                  "symm_mem: ", who, ": refusing to send this rank's fd: the socket of rank ", p,
+                  " (", peers[p].address, ") belongs to ", Describe(owner), ", but rank ", p,
+                  " published ", Describe(peers[p].cred));
+      OPREG_CHECK(SendFd(c, rank, fd), "symm_mem: ", who, ": sendmsg(SCM_RIGHTS) to rank ", p,
+                  " failed: ", std::strerror(errno));
+      break;  // The connection stays open until we return, so the message is not lost.
     }
-    int32_t from = -1;
-    int got = -1;
-    ssize_t bytes = 0;
-    while (RecvFd(cleanup.sock, &from, &got, &bytes)) {
-      if (bytes != sizeof(from) || from < 0 || from >= world || from == rank ||
-          fds[static_cast<size_t>(from)] >= 0 || got < 0) {
-        if (got >= 0) ::close(got);
-        OPREG_THROW(kRuntime, "symm_mem: ", who, ": unexpected message during the fd exchange");
+  }
+
+  // Receive: accept connections; one that does not come from a rank's published process is
+  // closed unread, a malformed message is dropped, and the exchange goes on until every real
+  // rank has delivered or the deadline passes.
+  // A flood must not flood the log too: the first few refusals are logged, the rest counted.
+  std::vector<std::string> refused;
+  int refusals = 0;
+  auto refuse = [&](std::string why) {
+    if (++refusals <= 3) Logger().warn("symm_mem: {}: fd exchange refused {}", who, why);
+    if (refused.size() < 3) refused.push_back(std::move(why));
+  };
+  std::vector<std::pair<int, int>> open;  // (connection, expected rank)
+  int received = 0;
+  while (received < world - 1) {
+    for (;;) {
+      const int c = ::accept4(res.listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (c < 0) break;
+      ucred cred{};
+      int from = -1;
+      if (PeerCred(c, &cred)) {
+        for (int p = 0; p < world; ++p) {
+          if (p != rank && peers[p].cred.pid == cred.pid && peers[p].cred.uid == cred.uid) from = p;
+        }
       }
-      fds[static_cast<size_t>(from)] = got;
-      ++received;
-      progress = true;
+      if (from < 0 || fds[from] >= 0) {
+        refuse(StrCat("a connection from ", Describe(cred),
+                      from < 0 ? " (not a rank of this group)" : " (a second one from that rank)"));
+        ::close(c);
+        continue;
+      }
+      open.emplace_back(c, from);
     }
-    if (progress) continue;
+    for (auto it = open.begin(); it != open.end();) {
+      Message m = RecvMessage(it->first);
+      if (m.bytes < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        ++it;
+        continue;
+      }
+      const int from = it->second;
+      const bool ok = m.bytes == static_cast<ssize_t>(sizeof(int32_t)) && !m.truncated &&
+                      m.from == from && m.fds.size() == 1;
+      if (ok) {
+        fds[from] = m.fds[0];
+        ++received;
+      } else {
+        for (int f : m.fds) ::close(f);
+        refuse(StrCat("a malformed message from rank ", from, " (", Describe(peers[from].cred),
+                      ", ", m.bytes, " bytes, ", m.fds.size(), " fds)"));
+      }
+      ::close(it->first);
+      it = open.erase(it);
+    }
+    if (received == world - 1) break;
     if (Clock::now() >= deadline) {
       std::string missing;
       for (int p = 0; p < world; ++p) {
-        if (p != rank && fds[static_cast<size_t>(p)] < 0) {
-          StrAppend(&missing, missing.empty() ? "" : ", ", p);
-        }
+        if (p != rank && fds[p] < 0) StrAppend(&missing, missing.empty() ? "" : ", ", p);
       }
+      std::string why;
+      for (const std::string& r : refused) StrAppend(&why, why.empty() ? "" : "; ", r);
+      for (const auto& [c, p] : open) ::close(c);
       OPREG_THROW(kRuntime, "symm_mem: ", who, ": timed out after ", timeout.count(),
-                  " ms exchanging fds; no fd from rank(s) ", missing.empty() ? "-" : missing,
-                  pending.empty() ? "" : "; could not deliver ours to every peer");
+                  " ms exchanging fds; no fd from rank(s) ", missing,
+                  why.empty() ? "" : StrCat("; refused ", refusals, ": ", why));
     }
-    pollfd pfd{cleanup.sock, POLLIN, 0};
-    ::poll(&pfd, 1, 1);
+    std::vector<pollfd> pfds{{res.listener, POLLIN, 0}};
+    for (const auto& [c, p] : open) pfds.push_back({c, POLLIN, 0});
+    ::poll(pfds.data(), pfds.size(), 5);
   }
-  // Every peer has passed its WaitRanks (it sent us its fd), so nobody reads these keys now.
-  store.Delete(StrCat(key_prefix, "/ready/", rank));
-  if (rank == 0) store.Delete(StrCat(key_prefix, "/nonce"));
-  cleanup.release = true;
+  if (refusals > 3) {
+    Logger().warn("symm_mem: {}: fd exchange refused {} connections or messages in all", who,
+                  refusals);
+  }
+  // Every peer has read our identity (it connected to us), so nobody needs the key any more.
+  store.Delete(StrCat(peer_prefix, rank));
+  res.release = true;
   return fds;
 }
 

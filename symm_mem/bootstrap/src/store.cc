@@ -96,6 +96,15 @@ FileStore::FileStore(std::string dir) : dir_(std::move(dir)) {
   }
 }
 
+std::string FileStore::PrivateSocketDirectory() const {
+  // A directory someone else created (a shared /tmp path, say) or opened up is no barrier:
+  // fall back to the exchange's credential checks rather than trust it.
+  struct stat st {};
+  if (::stat(dir_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return "";
+  if (st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) return "";
+  return dir_;
+}
+
 std::string FileStore::PathOf(std::string_view key) const {
   static const char* kHex = "0123456789ABCDEF";
   std::string name;

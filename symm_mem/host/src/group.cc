@@ -108,7 +108,7 @@ void Group::Bootstrap() {
   OPREG_CHECK(::ftruncate(memfd, static_cast<off_t>(options_.heap_bytes)) == 0, "symm_mem: ", who,
               ": ftruncate(", options_.heap_bytes, ") failed: ", std::strerror(errno));
 
-  // 2. Every peer's memfd (SCM_RIGHTS over abstract sockets; no files, keys removed after).
+  // 2. Every peer's memfd (ExchangeFds: SCM_RIGHTS, senders' and owners' credentials checked).
   if (world_ > 1) {
     std::vector<int> peer_fds =
         ExchangeFds(*store_, Key("fds"), rank_, world_, memfd, options_.timeout);

@@ -3,7 +3,7 @@
 //
 // What it is for. Jobs launched with `mpirun` (OpenMPI from Debian) have no shared directory to
 // put a FileStore in when their ranks span machines; MpiStore gives them the same key-value
-// store over MPI messages, so Group::Create (nonce, readiness, allocation rendezvous) works
+// store over MPI messages, so Group::Create (identities, readiness, allocation rendezvous) works
 // unchanged. The heaps themselves are still host memfds exchanged with SCM_RIGHTS, so the ranks
 // of one *group* must share a machine; the store is what travels over MPI.
 //

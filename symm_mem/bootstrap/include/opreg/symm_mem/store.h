@@ -34,6 +34,10 @@ class Store {
   virtual int64_t Add(std::string_view key, int64_t delta) = 0;
   // Removes `key` (no error when absent).
   virtual void Delete(std::string_view key) = 0;
+  // A directory that only this process's user can enter, where the fd exchange may put its
+  // sockets (so no other user can reach them), or "" when the store has none (the exchange then
+  // uses abstract socket names and relies on its credential checks alone).
+  virtual std::string PrivateSocketDirectory() const { return ""; }
   // Waits until every key exists.
   void Wait(const std::vector<std::string>& keys, Millis timeout);
   // Waits for `prefix + std::to_string(r)` for every r in [0, world) except `self` and names the
@@ -42,7 +46,7 @@ class Store {
                  std::string_view what);
 };
 
-// One file per key in `dir` (created if missing). Keys may hold any characters; they are
+// One file per key in `dir` (created if missing, with mode 0700). Keys may hold any characters; they are
 // escaped into file names. The store never removes the directory itself.
 class FileStore : public Store {
  public:
@@ -52,6 +56,8 @@ class FileStore : public Store {
   bool TryGet(std::string_view key, std::string* value) override;
   int64_t Add(std::string_view key, int64_t delta) override;
   void Delete(std::string_view key) override;
+  // dir() when it is owned by this user and closed to everyone else (mode 0700 or stricter).
+  std::string PrivateSocketDirectory() const override;
   const std::string& dir() const { return dir_; }
   // The path of the file holding `key`.
   std::string PathOf(std::string_view key) const;

@@ -3,10 +3,11 @@
 //
 // Model. A Group is `world` ranks (processes on one machine) that share a Store. Creating it
 // (collective) gives every rank a heap: one memfd of `heap_bytes` per rank, passed to every
-// peer with SCM_RIGHTS over abstract-namespace Unix sockets named from a random nonce published
-// in the store, and mapped MAP_SHARED by every rank, so each rank addresses every peer's heap
-// (at a different virtual address per process). The fds are closed right after mapping and the
-// sockets right after the exchange: a live group holds no fds and leaves no socket files.
+// peer by ExchangeFds (fd_exchange.h: Unix sockets, every sender's and receiver's credentials
+// checked against what the ranks published in the store; docs/security.md), and mapped
+// MAP_SHARED by every rank, so each rank addresses every peer's heap (at a different virtual
+// address per process). The fds are closed right after mapping and the sockets right after the
+// exchange: a live group holds no fds and leaves no socket files.
 //
 // Allocation is collective: every rank allocates the same sizes in the same order (and frees in
 // the same order), so the deterministic first-fit allocator places allocation #n at the same heap
