@@ -26,8 +26,9 @@ struct PlanTrace {
   std::vector<BufferInterval> buffers;
 };
 
-// Parses a trace file's text. Errors (InvalidArgument) give the line and column of the problem,
-// e.g. "line 3, column 14: expected an integer for \"size\"", or name the bad buffer.
+// Parses a trace file's text (nlohmann/json, plan_trace_reader.cc). Errors (InvalidArgument)
+// give the line and column of the problem: where a syntax error stopped the parser, or where the
+// offending value ends, e.g. "line 3, column 14: expected an integer for \"size\"".
 absl::StatusOr<PlanTrace> ParsePlanTrace(std::string_view text);
 
 // Entry point for `opreg plan [--alignment N] [--json] [--offsets] TRACE.json`. Returns 0, 1 when

@@ -1,0 +1,264 @@
+// Reads `opreg plan` trace files with nlohmann/json. nlohmann 3.11 (Debian's) keeps no source
+// positions in its values, so the parse callback records where the lexer stood when each value
+// ended (keyed by its JSON pointer), and a value's error names that line and column, as
+// nlohmann's own syntax errors do.
+#include <cmath>
+#include <cstddef>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "nlohmann/json.hpp"
+#include "opreg/core/string_util.h"
+#include "plan_command.h"
+
+namespace opreg::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMaxDepth = 64;
+
+// A char iterator that publishes how far the parser has read, so the parse callback can tell
+// where each value ends.
+class CountingIterator {
+ public:
+  using iterator_category = std::forward_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+
+  CountingIterator(const char* p, const char* base, size_t* consumed)
+      : p_(p), base_(base), consumed_(consumed) {}
+  reference operator*() const { return *p_; }
+  CountingIterator& operator++() {
+    ++p_;
+    *consumed_ = static_cast<size_t>(p_ - base_);
+    return *this;
+  }
+  CountingIterator operator++(int) {
+    CountingIterator old = *this;
+    ++*this;
+    return old;
+  }
+  bool operator==(const CountingIterator& o) const { return p_ == o.p_; }
+  bool operator!=(const CountingIterator& o) const { return p_ != o.p_; }
+
+ private:
+  const char* p_;
+  const char* base_;
+  size_t* consumed_;
+};
+
+// Thrown from the parse callback when the document nests deeper than kMaxDepth.
+struct TooDeep {
+  size_t offset;
+};
+
+// Follows the parse callback's events to know each value's JSON pointer, and records the offset
+// at which each value ended.
+class PositionRecorder {
+ public:
+  explicit PositionRecorder(const size_t* consumed) : consumed_(consumed) {}
+
+  bool OnEvent(int depth, json::parse_event_t event, const json& parsed) {
+    if (depth > kMaxDepth) throw TooDeep{*consumed_};
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        frames_.push_back({event == json::parse_event_t::array_start, 0, ""});
+        break;
+      case json::parse_event_t::key:
+        frames_.back().key = parsed.get<std::string>();
+        break;
+      case json::parse_event_t::value:
+        EndValue();
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        frames_.pop_back();
+        EndValue();
+        break;
+    }
+    return true;
+  }
+
+  // Where the value at `pointer` ended, or 0 when it was not seen.
+  size_t EndOf(const std::string& pointer) const {
+    auto it = ends_.find(pointer);
+    return it == ends_.end() ? 0 : it->second;
+  }
+
+ private:
+  struct Frame {
+    bool array;
+    size_t index;
+    std::string key;
+  };
+
+  void EndValue() {
+    std::string pointer;
+    for (const Frame& f : frames_) {
+      pointer += '/';
+      pointer += f.array ? std::to_string(f.index) : f.key;
+    }
+    ends_[pointer] = *consumed_;
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+  }
+
+  const size_t* consumed_;
+  std::vector<Frame> frames_;
+  absl::flat_hash_map<std::string, size_t> ends_;
+};
+
+// "line L, column C" of a byte offset (1-based; the column of the last character read, as
+// nlohmann counts).
+std::string LineColumn(std::string_view text, size_t offset) {
+  offset = std::min(offset, text.size());
+  size_t line = 1, column = 0;
+  for (size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 0;
+    } else {
+      ++column;
+    }
+  }
+  return StrCat("line ", line, ", column ", std::max<size_t>(column, 1));
+}
+
+class TraceReader {
+ public:
+  TraceReader(std::string_view text, const PositionRecorder& positions)
+      : text_(text), positions_(positions) {}
+
+  absl::Status At(const std::string& pointer, std::string_view what) const {
+    return absl::InvalidArgumentError(
+        StrCat(LineColumn(text_, positions_.EndOf(pointer)), ": ", what));
+  }
+
+  // The integer at `pointer`, in [lo, hi].
+  absl::StatusOr<int64_t> Integer(const json& v, const std::string& pointer, std::string_view name,
+                                  int64_t lo, int64_t hi) const {
+    const auto out_of_range = [&] {
+      return At(pointer,
+                StrCat("\"", name, "\" = ", v.dump(), " is out of range [", lo, ", ", hi, "]"));
+    };
+    if (v.is_number_integer()) {
+      if (v.is_number_unsigned()) {
+        const uint64_t x = v.get<uint64_t>();
+        if (x > static_cast<uint64_t>(hi) || static_cast<int64_t>(x) < lo) return out_of_range();
+        return static_cast<int64_t>(x);
+      }
+      const int64_t x = v.get<int64_t>();
+      if (x < lo || x > hi) return out_of_range();
+      return x;
+    }
+    // nlohmann keeps an integer literal beyond 64 bits as a double: a range error, not a type one.
+    if (v.is_number_float()) {
+      const double x = v.get<double>();
+      if (std::isfinite(x) && std::trunc(x) == x &&
+          std::fabs(x) >= static_cast<double>(std::numeric_limits<int64_t>::max())) {
+        return out_of_range();
+      }
+    }
+    return At(pointer, StrCat("expected an integer for \"", name, "\""));
+  }
+
+ private:
+  std::string_view text_;
+  const PositionRecorder& positions_;
+};
+
+}  // namespace
+
+absl::StatusOr<PlanTrace> ParsePlanTrace(std::string_view text) {
+  size_t consumed = 0;
+  PositionRecorder positions(&consumed);
+  json doc;
+  try {
+    doc = json::parse(CountingIterator(text.data(), text.data(), &consumed),
+                      CountingIterator(text.data() + text.size(), text.data(), &consumed),
+                      [&positions](int depth, json::parse_event_t event, json& parsed) {
+                        return positions.OnEvent(depth, event, parsed);
+                      });
+  } catch (const json::parse_error& e) {
+    // e.what() is "[json.exception.parse_error.N] parse error at line L, column C: ...".
+    std::string_view what = e.what();
+    const size_t at = what.find(" at line ");
+    if (at != std::string_view::npos) what.remove_prefix(at + 4);
+    return absl::InvalidArgumentError(std::string(what));
+  } catch (const TooDeep& e) {
+    return absl::InvalidArgumentError(StrCat(
+        LineColumn(text, e.offset), ": nesting too deep (more than ", kMaxDepth, " levels)"));
+  }
+  TraceReader reader(text, positions);
+  if (!doc.is_object()) return reader.At("", "a trace is a JSON object with \"buffers\"");
+  PlanTrace trace;
+  if (auto it = doc.find("alignment"); it != doc.end()) {
+    absl::StatusOr<int64_t> a = reader.Integer(*it, "/alignment", "alignment", 1, int64_t{1} << 30);
+    if (!a.ok()) return a.status();
+    trace.alignment = *a;
+  }
+  if (auto it = doc.find("name"); it != doc.end()) {
+    if (!it->is_string()) return reader.At("/name", "expected a string for \"name\"");
+    trace.name = it->get<std::string>();
+  }
+  auto buffers = doc.find("buffers");
+  if (buffers == doc.end()) return reader.At("", "missing \"buffers\"");
+  if (!buffers->is_array()) return reader.At("/buffers", "\"buffers\" must be an array");
+  constexpr int64_t kMaxStep = std::numeric_limits<int32_t>::max() - 1;
+  constexpr int64_t kMaxSize = int64_t{1} << 56;
+  constexpr int64_t kMaxTotal = int64_t{1} << 60;
+  static const char* const kNames[3] = {"size", "first", "last"};
+  int64_t total = 0;
+  for (size_t i = 0; i < buffers->size(); ++i) {
+    const json& b = (*buffers)[i];
+    const std::string pointer = StrCat("/buffers/", i);
+    const json* fields[3] = {nullptr, nullptr, nullptr};
+    std::string field_pointers[3];
+    if (b.is_array()) {
+      if (b.size() != 3)
+        return reader.At(pointer, StrCat("buffer ", i, ": expected [size, first, last]"));
+      for (size_t k = 0; k < 3; ++k) {
+        fields[k] = &b[k];
+        field_pointers[k] = StrCat(pointer, "/", k);
+      }
+    } else if (b.is_object()) {
+      for (size_t k = 0; k < 3; ++k) {
+        auto it = b.find(kNames[k]);
+        if (it == b.end()) {
+          return reader.At(pointer, StrCat("buffer ", i, ": missing \"", kNames[k], "\""));
+        }
+        fields[k] = &*it;
+        field_pointers[k] = StrCat(pointer, "/", kNames[k]);
+      }
+    } else {
+      return reader.At(pointer,
+                       StrCat("buffer ", i, ": expected an object or [size, first, last]"));
+    }
+    int64_t v[3];
+    for (size_t k = 0; k < 3; ++k) {
+      absl::StatusOr<int64_t> x =
+          reader.Integer(*fields[k], field_pointers[k], kNames[k], 0, k == 0 ? kMaxSize : kMaxStep);
+      if (!x.ok()) return x.status();
+      v[k] = *x;
+    }
+    if (v[1] > v[2]) {
+      return reader.At(pointer,
+                       StrCat("buffer ", i, ": first (", v[1], ") is after last (", v[2], ")"));
+    }
+    total += v[0];
+    if (total > kMaxTotal) {
+      return reader.At(pointer, StrCat("buffer ", i, ": the sizes add up to more than 2^60 bytes"));
+    }
+    trace.buffers.push_back({v[0], static_cast<int32_t>(v[1]), static_cast<int32_t>(v[2])});
+  }
+  return trace;
+}
+
+}  // namespace opreg::cli
