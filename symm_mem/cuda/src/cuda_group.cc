@@ -18,6 +18,7 @@
 #include "opreg/core/tensor_factories.h"
 #include "opreg/symm_mem/cuda/device_collectives.h"
 #include "opreg/symm_mem/fd_exchange.h"
+#include "opreg/symm_mem/group_registry.h"
 
 namespace opreg::symm_mem::cuda {
 namespace {
@@ -28,15 +29,16 @@ static_assert(std::is_same_v<CUdeviceptr, unsigned long long> &&
 
 size_t RoundUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-std::mutex& RegistryMu() {
+GroupRegistry<CudaGroup>& Groups() {
+  static auto* r = new GroupRegistry<CudaGroup>("symm_mem (cuda)", "CUDA group",
+                                                "symm_mem::cuda::CudaGroup::Create");
+  return *r;
+}
+std::mutex& LiveMu() {
   static std::mutex mu;
   return mu;
 }
-std::map<std::string, std::shared_ptr<CudaGroup>, std::less<>>& Groups() {
-  static auto* m = new std::map<std::string, std::shared_ptr<CudaGroup>, std::less<>>();
-  return *m;
-}
-// Data-region start -> (end, handle) of every live allocation, guarded by RegistryMu().
+// Data-region start -> (end, handle) of every live allocation, guarded by LiveMu().
 struct LiveEntry {
   uintptr_t end;
   std::weak_ptr<CudaSymmetricMemory> handle;
@@ -70,7 +72,7 @@ CudaSymmetricMemory::CudaSymmetricMemory(std::shared_ptr<CudaGroup> group, size_
 
 CudaSymmetricMemory::~CudaSymmetricMemory() {
   {
-    std::lock_guard<std::mutex> lock(RegistryMu());
+    std::lock_guard<std::mutex> lock(LiveMu());
     if (bases_[static_cast<size_t>(rank())] != 0) {
       Live().erase(static_cast<uintptr_t>(bases_[static_cast<size_t>(rank())] + pad_bytes_));
     }
@@ -185,46 +187,24 @@ std::shared_ptr<CudaGroup> CudaGroup::Create(std::string name, int rank, int wor
                 StrCat("cudaFree(nullptr) (context of device ", options.device, ")"));
     (void)DriverApi();  // fail here, not in the first collective allocation
   }
-  std::lock_guard<std::mutex> lock(RegistryMu());
-  OPREG_CHECK_VALUE(Groups().count(name) == 0, "symm_mem::cuda::CudaGroup::Create: group '", name,
-                    "' already exists in this process");
+  Groups().CheckFree(name);
   std::shared_ptr<CudaGroup> g(new CudaGroup(name, rank, world, std::move(store), options));
-  Groups()[name] = g;
+  Groups().Insert(name, g);
   return g;
 }
 
-std::shared_ptr<CudaGroup> CudaGroup::Get(std::string_view name) {
-  std::lock_guard<std::mutex> lock(RegistryMu());
-  auto it = Groups().find(name);
-  if (it == Groups().end()) {
-    std::string known;
-    for (const auto& [n, g] : Groups()) StrAppend(&known, known.empty() ? "'" : ", '", n, "'");
-    OPREG_THROW(kKey, "symm_mem (cuda): no CUDA group named '", name,
-                "' in this process (known: ", known.empty() ? "none" : known,
-                "); create it with symm_mem::cuda::CudaGroup::Create");
-  }
-  return it->second;
-}
+std::shared_ptr<CudaGroup> CudaGroup::Get(std::string_view name) { return Groups().Get(name); }
 
-bool CudaGroup::Exists(std::string_view name) {
-  std::lock_guard<std::mutex> lock(RegistryMu());
-  return Groups().find(name) != Groups().end();
-}
+bool CudaGroup::Exists(std::string_view name) { return Groups().Exists(name); }
 
 void CudaGroup::Destroy(std::string_view name) {
-  std::shared_ptr<CudaGroup> g;  // released after the lock
-  std::lock_guard<std::mutex> lock(RegistryMu());
-  auto it = Groups().find(name);
-  OPREG_CHECK_VALUE(it != Groups().end(), "symm_mem::cuda::CudaGroup::Destroy: no group named '",
-                    name, "'");
-  g = std::move(it->second);
-  Groups().erase(it);
+  Groups().Remove(name, "symm_mem::cuda::CudaGroup::Destroy");  // released here, unlocked
 }
 
 std::shared_ptr<CudaSymmetricMemory> CudaGroup::Find(const void* ptr) {
   const auto p = reinterpret_cast<uintptr_t>(ptr);
   std::shared_ptr<CudaSymmetricMemory> h;  // dies after the lock is released
-  std::lock_guard<std::mutex> lock(RegistryMu());
+  std::lock_guard<std::mutex> lock(LiveMu());
   auto it = Live().upper_bound(p);
   if (it == Live().begin()) return nullptr;
   --it;
@@ -334,7 +314,7 @@ std::shared_ptr<CudaSymmetricMemory> CudaGroup::Allocate(size_t nbytes) {
   CheckCudaRt(cudaMemcpy(dev, table.data(), table.size() * sizeof(void*), cudaMemcpyHostToDevice),
               "cudaMemcpy(peer-pointer / signal-pad tables)");
 
-  std::lock_guard<std::mutex> lock(RegistryMu());
+  std::lock_guard<std::mutex> lock(LiveMu());
   const auto begin = reinterpret_cast<uintptr_t>(h->buffer_ptr(rank_));
   Live()[begin] = LiveEntry{begin + nbytes, h};
   return h;

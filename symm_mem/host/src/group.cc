@@ -15,6 +15,7 @@
 #include "opreg/core/error.h"
 #include "opreg/core/logging.h"
 #include "opreg/symm_mem/fd_exchange.h"
+#include "opreg/symm_mem/group_registry.h"
 #include "opreg/symm_mem/symmetric_memory.h"
 
 namespace opreg::symm_mem {
@@ -25,15 +26,16 @@ constexpr size_t kAlign = 256;
 
 size_t RoundUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-std::mutex& RegistryMu() {
+GroupRegistry<Group>& Registry() {
+  static auto* r = new GroupRegistry<Group>("symm_mem", "group", "symm_mem::Group::Create");
+  return *r;
+}
+// Every constructed group, for Find (which looks a pointer up across all of them).
+std::mutex& LiveMu() {
   static std::mutex mu;
   return mu;
 }
-std::map<std::string, std::shared_ptr<Group>, std::less<>>& Registry() {
-  static auto* m = new std::map<std::string, std::shared_ptr<Group>, std::less<>>();
-  return *m;
-}
-std::set<Group*>& LiveGroups() {  // guarded by RegistryMu()
+std::set<Group*>& LiveGroups() {  // guarded by LiveMu()
   static auto* s = new std::set<Group*>();
   return *s;
 }
@@ -65,7 +67,7 @@ Group::Group(std::string name, int rank, int world, std::shared_ptr<Store> store
 
 Group::~Group() {
   {
-    std::lock_guard<std::mutex> lock(RegistryMu());
+    std::lock_guard<std::mutex> lock(LiveMu());
     LiveGroups().erase(this);
   }
   for (char* b : bases_) {
@@ -81,17 +83,11 @@ std::shared_ptr<Group> Group::Create(std::string name, int rank, int world,
   OPREG_CHECK_VALUE(store != nullptr, "symm_mem::Group::Create('", name, "'): null store");
   OPREG_CHECK_VALUE(options.max_channels >= 1, "symm_mem::Group::Create('", name,
                     "'): max_channels must be >= 1");
-  {
-    std::lock_guard<std::mutex> lock(RegistryMu());
-    OPREG_CHECK_VALUE(Registry().count(name) == 0, "symm_mem::Group::Create: group '", name,
-                      "' already exists in this process");
-  }
+  Registry().CheckFree(name);  // before the bootstrap, which waits for the peers
   std::shared_ptr<Group> g(new Group(name, rank, world, std::move(store), options));
   g->Bootstrap();
-  std::lock_guard<std::mutex> lock(RegistryMu());
-  OPREG_CHECK_VALUE(Registry().count(name) == 0, "symm_mem::Group::Create: group '", name,
-                    "' already exists in this process");
-  Registry()[name] = g;
+  Registry().Insert(name, g);
+  std::lock_guard<std::mutex> lock(LiveMu());
   LiveGroups().insert(g.get());
   return g;
 }
@@ -126,35 +122,12 @@ void Group::Bootstrap() {
   }
 }
 
-std::shared_ptr<Group> Group::Get(std::string_view name) {
-  std::lock_guard<std::mutex> lock(RegistryMu());
-  auto it = Registry().find(name);
-  if (it == Registry().end()) {
-    std::string known;
-    for (const auto& [n, g] : Registry()) StrAppend(&known, known.empty() ? "'" : ", '", n, "'");
-    OPREG_THROW(kKey, "symm_mem: no group named '", name,
-                "' in this process (known groups: ", known.empty() ? "none" : known,
-                "); create it with symm_mem::Group::Create");
-  }
-  return it->second;
-}
+std::shared_ptr<Group> Group::Get(std::string_view name) { return Registry().Get(name); }
 
-bool Group::Exists(std::string_view name) {
-  std::lock_guard<std::mutex> lock(RegistryMu());
-  return Registry().find(name) != Registry().end();
-}
+bool Group::Exists(std::string_view name) { return Registry().Exists(name); }
 
 void Group::Destroy(std::string_view name) {
-  std::shared_ptr<Group> g;
-  {
-    std::lock_guard<std::mutex> lock(RegistryMu());
-    auto it = Registry().find(name);
-    OPREG_CHECK_VALUE(it != Registry().end(), "symm_mem::Group::Destroy: no group named '", name,
-                      "'");
-    g = it->second;
-    Registry().erase(it);
-  }
-  g->Teardown();
+  Registry().Remove(name, "symm_mem::Group::Destroy")->Teardown();
 }
 
 void Group::Teardown() {
@@ -275,7 +248,7 @@ std::shared_ptr<SymmetricMemory> Group::Find(const void* ptr) {
   // Declared before the locks: if this is the last reference, it dies after they are released
   // (its destructor locks the group).
   std::shared_ptr<SymmetricMemory> h;
-  std::lock_guard<std::mutex> lock(RegistryMu());
+  std::lock_guard<std::mutex> lock(LiveMu());
   for (Group* g : LiveGroups()) {
     const char* base = g->bases_[g->rank_];
     if (base == nullptr || p < base || p >= base + g->options_.heap_bytes) continue;
