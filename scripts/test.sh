@@ -6,7 +6,8 @@
 #      fresh venv, and pytest + stubtest against that install (scripts/python_tests.sh);
 #   3. libFuzzer target (clang-14, ASan+UBSan) for a bounded time (OPREG_FUZZ_SECONDS, 60);
 #   4. ASan+UBSan build: all Catch2 tests again;
-#   5. TSan build: the tests that exercise threads (registration while calling).
+#   5. TSan build: the tests that exercise threads (registration while calling, capture on one
+#      thread while another calls).
 # Every build tree is configured with every option it relies on, so this script and
 # scripts/demo.sh run in either order. The last line counts the tests that ran.
 set -euo pipefail
@@ -57,7 +58,9 @@ echo "== TSan build (threaded tests)"
 opreg_build "$OPREG_ROOT/build/tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPREG_BUILD_CUDA=OFF \
   -DOPREG_BUILD_TESTS=ON -DOPREG_BUILD_BENCHMARKS=OFF -DOPREG_BUILD_FUZZERS=OFF \
   -DOPREG_BUILD_PYTHON=OFF -DOPREG_SANITIZE=thread --target test_dispatch_threads
-TSAN_OPTIONS=halt_on_error=1 opreg_ctest tsan "$OPREG_ROOT/build/tsan" -R '^test_dispatch_threads$'
+cmake --build "$OPREG_ROOT/build/tsan" -j "$OPREG_JOBS" --target test_capture_scope
+TSAN_OPTIONS=halt_on_error=1 opreg_ctest tsan "$OPREG_ROOT/build/tsan" \
+  -R '^(test_dispatch_threads|test_capture_scope)$'
 
 echo "== summary"
 awk '{printf "  %-8s %5d passed, %d failed\n", $1, $2, $3; p += $2; f += $3}

@@ -135,6 +135,14 @@ bool CheckAndCoerce(const Argument& arg, const Type& type, IValue* v) {
 
 }  // namespace
 
+namespace detail {
+const KernelFunction& RedirectToCallBoxed() {
+  static const KernelFunction* k = new KernelFunction(KernelFunction::FromBoxed(
+      [](const OperatorHandle& op, Stack* stack) { op.CallBoxed(stack); }));
+  return *k;
+}
+}  // namespace detail
+
 const OpDefinition& OperatorHandle::definition() const {
   const OpDefinition* def = entry_->definition();
   OPREG_CHECK_INDEX(def != nullptr, "operator ", entry_->name().str(),
@@ -219,6 +227,18 @@ void OperatorHandle::CallBoxed(Stack* stack) const {
     if (!CheckAndCoerce(args[i], *args[i].type(), &v)) {
       OPREG_THROW(kType, ArgErrorMessage(entry_->name().str(), args[i].name(), static_cast<int>(i),
                                          args[i].type()->str(), detail::BoxedTypeName(v)));
+    }
+  }
+  if (detail::AnyCallInterceptor()) {
+    if (CallInterceptor* interceptor = CurrentCallInterceptor()) {
+      SuspendCallInterception real_calls_inside;
+      interceptor->Intercept(*this, stack);
+      if (!schema.is_varret() && stack->size() != schema.returns().size()) {
+        OPREG_THROW(kRuntime, "[", entry_->name().str(), "] the call interceptor left ",
+                    stack->size(), " values on the stack, but the schema declares ",
+                    schema.returns().size(), " returns");
+      }
+      return;
     }
   }
   const DispatchKey key = ComputeDispatchKey(*stack, 0);

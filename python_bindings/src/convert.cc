@@ -127,7 +127,7 @@ ArgConv ArgConvFor(const Type& type) {
 }
 
 Tensor ToTensor(py::handle obj) {
-  if (g_active_capture != nullptr) return CaptureTensor(g_active_capture, obj);
+  if (GraphCapture* capture = ActiveCapture()) return CaptureTensor(capture, obj);
   if (PyTensor* p = AsPyTensor(obj)) return p->tensor;
   return TensorFromDLPack(obj);
 }
@@ -437,16 +437,8 @@ void PushReturns(const OperatorHandle& op, py::handle result, Stack* stack) {
       throw Error(ErrorKind::kType, StrCat("[", name, "] the Python kernel returned None for return #",
                                            i, " of type ", returns[i].type()->str()));
     }
-    // Kernels run outside any capture's conversion rules.
-    GraphCapture* saved = g_active_capture;
-    g_active_capture = nullptr;
-    try {
-      stack->push_back(ToIValue(r, c, nullptr, i));
-    } catch (...) {
-      g_active_capture = saved;
-      throw;
-    }
-    g_active_capture = saved;
+    // Kernels run with interception suspended, so no capture converts their returns.
+    stack->push_back(ToIValue(r, c, nullptr, i));
   };
   if (returns.empty()) return;  // a returned value of an op declared `-> ()` is ignored
   if (returns.size() == 1) {

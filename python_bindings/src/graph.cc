@@ -4,17 +4,21 @@
 // the capture ends (in creation order) unless set with `g.output(...)`. The finished graph
 // replays through opreg::PlannedExecutor.
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "module_internal.h"
 #include "opreg/core/error.h"
-#include "opreg/planner/graph.h"
-#include "opreg/dispatch/run_meta_function.h"
+#include "opreg/planner/capture_scope.h"
 #include "opreg/planner/planned_executor.h"
 
 namespace opreg::python {
 
-GraphCapture* g_active_capture = nullptr;
+namespace {
+// This thread's Python capture (captures are per thread, like the CaptureScope they wrap).
+thread_local GraphCapture* t_capture = nullptr;
+}  // namespace
 
 class GraphCapture {
  public:
@@ -24,20 +28,24 @@ class GraphCapture {
   }
 
   void Begin() {
-    OPREG_CHECK(g_active_capture == nullptr,
-                "opreg.graph(): a graph capture is already active (captures do not nest)");
+    OPREG_CHECK(t_capture == nullptr,
+                "opreg.graph(): a graph capture is already active on this thread (captures do "
+                "not nest)");
     OPREG_CHECK(!finished_ && !started_, "opreg.graph(): this graph was already captured");
     started_ = true;
-    g_active_capture = this;
+    scope_.emplace();
+    t_capture = this;
   }
 
   // Ends the capture: marks the outputs and plans the graph. With `ok` false (an exception in
   // the with-block) the recording is dropped.
   void End(bool ok) {
-    if (g_active_capture == this) g_active_capture = nullptr;
+    if (t_capture == this) t_capture = nullptr;
     finished_ = true;
+    if (!scope_) return;
     if (!ok) {
       proxies_.clear();
+      scope_->Abandon();
       return;
     }
     std::vector<py::object> outs;
@@ -49,12 +57,14 @@ class GraphCapture {
       }
     }
     proxies_.clear();
-    for (const py::object& o : outs) {
-      PyTensor* p = AsPyTensor(o);
-      recorder_.MarkOutput(Value{p->value});
-    }
+    std::vector<Value> values;
+    for (const py::object& o : outs) values.push_back(Value{AsPyTensor(o)->value});
     num_outputs_ = outs.size();
-    executor_ = std::make_unique<PlannedExecutor>(recorder_.Finish());
+    example_inputs_ = scope_->inputs();
+    executor_ = std::make_unique<PlannedExecutor>(scope_->FinishValues(values));
+    // The scope (and the tensors it saw) is dropped; the example inputs stay for replay().
+    scope_.reset();
+    objects_.clear();
   }
 
   void SetOutputs(py::args outs) {
@@ -70,64 +80,33 @@ class GraphCapture {
     single_output_ = outs.size() == 1;
   }
 
+  // The tensor to pass for `obj` in a captured call: a proxy's meta tensor, or the outside
+  // tensor (the same Tensor for the same object, so that it is one graph input).
   Tensor Capture(py::handle obj) {
-    if (PyTensor* p = AsPyTensor(obj)) {
-      if (p->value >= 0) {
-        OPREG_CHECK_VALUE(p->graph == token_,
-                          "opreg.graph(): a proxy tensor of another graph capture was passed "
-                          "to an op");
-        return p->tensor;
-      }
+    PyTensor* p = AsPyTensor(obj);
+    if (p != nullptr && p->value >= 0) {
+      OPREG_CHECK_VALUE(p->graph == token_,
+                        "opreg.graph(): a proxy tensor of another graph capture was passed to "
+                        "an op");
+      return p->tensor;
     }
-    auto it = inputs_.find(obj.ptr());
-    if (it != inputs_.end()) return it->second.meta;
-    Tensor real = AsPyTensor(obj) != nullptr ? AsPyTensor(obj)->tensor : TensorFromDLPack(obj);
-    Input in;
-    in.object = py::reinterpret_borrow<py::object>(obj);
-    in.real = real;
-    in.value = recorder_.AddInput(real);
-    in.meta = ToMeta(IValue(real)).toTensor();
-    value_of_.emplace(in.meta.unsafe_get_impl(), in.value);
-    example_inputs_.push_back(real);
-    Tensor meta = in.meta;
-    inputs_.emplace(obj.ptr(), std::move(in));
-    return meta;
+    if (p != nullptr) return p->tensor;
+    auto it = objects_.find(obj.ptr());
+    if (it != objects_.end()) return it->second.second;
+    Tensor real = TensorFromDLPack(obj);
+    objects_.emplace(obj.ptr(), std::make_pair(py::reinterpret_borrow<py::object>(obj), real));
+    return real;
   }
 
-  py::object Call(const OperatorHandle& op, Stack stack) {
-    // Graph arguments: values for tensors, constants for the rest.
-    std::vector<GraphArg> args;
-    args.reserve(stack.size());
-    auto value_of = [&](const Tensor& t) {
-      auto it = value_of_.find(t.unsafe_get_impl());
-      OPREG_CHECK(it != value_of_.end(), "[", op.operator_name().str(),
-                  "] graph capture: a tensor argument is not a value of this graph");
-      return it->second;
-    };
-    for (const IValue& v : stack) {
-      if (v.isTensor()) {
-        args.emplace_back(value_of(v.toTensor()));
-      } else if (v.isTensorList()) {
-        std::vector<Value> vs;
-        for (const Tensor& t : v.toTensorList()) vs.push_back(value_of(t));
-        args.emplace_back(std::move(vs));
-      } else {
-        args.emplace_back(v);
-      }
-    }
-    // Shapes of the results: the op's meta function (all tensors here are meta tensors).
-    Stack meta = stack;
-    op.CallBoxed(&meta);
-    std::vector<Value> outs = recorder_.Call(op, std::move(args));
-    OPREG_CHECK(outs.size() == meta.size(), "[", op.operator_name().str(),
-                "] graph capture: ", outs.size(), " recorded outputs for ", meta.size(),
-                " returns");
+  // The Python results of a captured call: proxies carrying the value each return stands for.
+  py::object Results(const OperatorHandle& op, const Stack& stack) {
     std::vector<py::object> results;
-    for (size_t i = 0; i < outs.size(); ++i) {
-      Tensor t = meta[i].toTensor();
-      // A return that is a mutated (renamed) argument keeps its value.
-      value_of_[t.unsafe_get_impl()] = outs[i];
-      py::object proxy = WrapProxy(t, outs[i].id, token_);
+    for (const IValue& v : stack) {
+      std::optional<CaptureScope::Entry> e =
+          v.isTensor() ? scope_->Lookup(v.toTensor()) : std::nullopt;
+      OPREG_CHECK(e.has_value(), "[", op.operator_name().str(),
+                  "] graph capture: a return is not a tensor of this capture");
+      py::object proxy = WrapProxy(e->meta, e->value.id, token_);
       proxies_.push_back(proxy);
       results.push_back(std::move(proxy));
     }
@@ -137,6 +116,10 @@ class GraphCapture {
     for (size_t i = 0; i < results.size(); ++i) t[i] = results[i];
     return t;
   }
+
+  // Whether this thread's op calls are being recorded by this capture right now (not while a
+  // kernel it runs, such as a Python meta function, is executing).
+  bool Recording() const { return scope_.has_value() && CurrentCallInterceptor() == &*scope_; }
 
   py::object Replay(py::args inputs) {
     PlannedExecutor& ex = Executor();
@@ -177,13 +160,6 @@ class GraphCapture {
   bool finished() const { return finished_; }
 
  private:
-  struct Input {
-    py::object object;  // keeps the Python object (and its id) alive during the capture
-    Tensor real;
-    Tensor meta;
-    Value value;
-  };
-
   PlannedExecutor& Executor() {
     OPREG_CHECK(executor_ != nullptr,
                 "the graph is not ready: leave the `with opreg.graph()` block first");
@@ -214,19 +190,23 @@ class GraphCapture {
   bool started_ = false, finished_ = false;
   bool explicit_outputs_ = false, single_output_ = false;
   size_t num_outputs_ = 0;
-  GraphRecorder recorder_;
-  absl::flat_hash_map<PyObject*, Input> inputs_;
-  absl::flat_hash_map<const TensorImpl*, Value> value_of_;
+  std::optional<CaptureScope> scope_;
+  // Outside objects converted during the capture (kept alive, so their ids are not reused).
+  absl::flat_hash_map<PyObject*, std::pair<py::object, Tensor>> objects_;
   std::vector<Tensor> example_inputs_;
   std::vector<py::object> proxies_;
   std::vector<py::object> explicit_outs_;
   std::unique_ptr<PlannedExecutor> executor_;
 };
 
+GraphCapture* ActiveCapture() {
+  return t_capture != nullptr && t_capture->Recording() ? t_capture : nullptr;
+}
+
 Tensor CaptureTensor(GraphCapture* capture, py::handle obj) { return capture->Capture(obj); }
 
-py::object CaptureCall(GraphCapture* capture, const OperatorHandle& op, Stack stack) {
-  return capture->Call(op, std::move(stack));
+py::object CaptureResults(GraphCapture* capture, const OperatorHandle& op, const Stack& stack) {
+  return capture->Results(op, stack);
 }
 
 void InitGraph(py::module_& m) {
@@ -243,7 +223,7 @@ void InitGraph(py::module_& m) {
       .def_property_readonly("num_nodes", &GraphCapture::num_nodes)
       .def_property_readonly("example_inputs", &GraphCapture::example_inputs)
       .def_property_readonly("finished", &GraphCapture::finished);
-  m.def("_capture_active", []() { return g_active_capture != nullptr; });
+  m.def("_capture_active", []() { return ActiveCapture() != nullptr; });
 }
 
 }  // namespace opreg::python

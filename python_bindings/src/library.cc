@@ -116,19 +116,11 @@ py::object CallPython(PyObject* fn, const OperatorHandle& op, const Stack& stack
   return py::reinterpret_steal<py::object>(r);
 }
 
-// Disables graph capture while Python kernel code runs (its op calls are real calls).
-struct NoCapture {
-  GraphCapture* saved = g_active_capture;
-  NoCapture() { g_active_capture = nullptr; }
-  ~NoCapture() { g_active_capture = saved; }
-};
-
 KernelFunction MakePythonKernel(std::shared_ptr<PyFn> state) {
   return KernelFunction::FromBoxedFunctor([state](const OperatorHandle& op, Stack* stack) {
     py::gil_scoped_acquire gil;
     OPREG_CHECK(state->fn != nullptr, "[", op.operator_name().str(),
                 "] the Python kernel was unregistered (its Library was destroyed)");
-    NoCapture no_capture;
     const size_t n = op.schema().arguments().size();
     OPREG_CHECK(stack->size() >= n, "[", op.operator_name().str(), "] boxed call with ",
                 stack->size(), " values for ", n, " arguments");
@@ -146,7 +138,6 @@ KernelFunction MakePythonFallback(std::shared_ptr<PyFn> state) {
   return KernelFunction::FromBoxedFunctor([state](const OperatorHandle& op, Stack* stack) {
     py::gil_scoped_acquire gil;
     OPREG_CHECK(state->fn != nullptr, "the Python fallback was unregistered");
-    NoCapture no_capture;
     const size_t n = op.schema().arguments().size();
     const size_t first = stack->size() - std::min(n, stack->size());
     py::object result = CallPython(state->fn, op, *stack, first, MakeOverload(op));

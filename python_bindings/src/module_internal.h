@@ -96,14 +96,13 @@ void InitLibrary(py::module_& m);
 // ---- graph.cc ----
 void InitGraph(py::module_& m);
 class GraphCapture;
-// The active capture, or nullptr (one at a time, process-wide, under the GIL).
-extern GraphCapture* g_active_capture;
-// During a capture: the meta tensor standing for `obj` (a proxy or an outside tensor, which
-// becomes a graph input on first use).
+// This thread's capture while it records (not while a kernel it runs executes), or nullptr.
+GraphCapture* ActiveCapture();
+// During a capture: the tensor to pass for `obj` (a proxy's meta tensor, or the outside tensor,
+// the same one for the same object).
 Tensor CaptureTensor(GraphCapture* capture, py::handle obj);
-// During a capture: records a call whose arguments are bound in `stack` (meta tensors) and
-// returns the Python results (proxies).
-py::object CaptureCall(GraphCapture* capture, const OperatorHandle& op, Stack stack);
+// During a capture: the Python results (proxies) of a captured call's returns.
+py::object CaptureResults(GraphCapture* capture, const OperatorHandle& op, const Stack& stack);
 
 // ---- symm_mem.cc (the `_symm_mem` submodule; present when opreg::symm_mem is built) ----
 void InitSymmMem(py::module_& m);

@@ -63,8 +63,8 @@ class OpOverload {
         }
       }
     }
-    if (g_active_capture != nullptr) return CaptureCall(g_active_capture, op_, std::move(stack));
-    op_.CallBoxed(&stack);  // fills defaults, checks types, dispatches
+    op_.CallBoxed(&stack);  // fills defaults, checks types, dispatches (or is captured)
+    if (GraphCapture* capture = ActiveCapture()) return CaptureResults(capture, op_, stack);
     return ReturnsToPython(stack);
   }
 

@@ -124,3 +124,54 @@ def test_calls_outside_capture_are_eager_again(chain_ops):
     y = chain_ops.add(x, x)
     assert y.device == "cpu"
     np.testing.assert_array_equal(y.numpy(), [2, 2])
+
+
+def test_capture_is_per_thread(chain_ops):
+    """Another thread's calls during a capture run for real and are not recorded."""
+    import threading
+
+    x = np.array([1, -2], np.float32)
+    seen = {}
+
+    def other():
+        seen["active"] = opreg._C._capture_active()
+        seen["y"] = chain_ops.add(x, x)
+
+    with opreg.graph() as g:
+        a = chain_ops.add(x, x)
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        b = chain_ops.relu(a)
+        del a
+    assert seen["active"] is False
+    assert seen["y"].device == "cpu"
+    np.testing.assert_array_equal(seen["y"].numpy(), [2, -4])
+    assert g.num_nodes == 2
+    np.testing.assert_array_equal(g.replay().numpy(), [2, 0])
+    assert b.is_proxy
+
+
+def test_python_kernel_calling_ops_inside_a_capture(ns):
+    """A Python meta function that calls other ops runs them for real, with no opt-out."""
+    lib = opreg.Library(ns, "FRAGMENT")
+    lib.define("twice(Tensor x) -> Tensor")
+    lib.define("twice.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)")
+
+    def twice_out(x, out):
+        np.multiply(x.numpy(), 2, out=out.numpy())
+        return out
+
+    lib.impl("twice.out", twice_out, "CPU")
+    lib.define("shape_of(Tensor x) -> Tensor")
+    lib.register_fake("shape_of", lambda x: opreg.empty_like(x))
+    ops = getattr(opreg.ops, ns)
+    # The fake of `twice` calls another op: a real call (of its fake), not a recorded one.
+    lib.register_fake("twice", lambda x: ops.shape_of(x))
+    x = np.array([1, 2, 3], np.float32)
+    with opreg.graph() as g:
+        y = ops.twice(ops.twice(x))
+    np.testing.assert_array_equal(g.replay().numpy(), [4, 8, 12])
+    assert g.num_nodes == 2 and y.is_proxy
+    assert "shape_of" not in str(g)
+    lib._destroy()

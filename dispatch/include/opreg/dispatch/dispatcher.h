@@ -26,6 +26,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "opreg/dispatch/call_interceptor.h"
 #include "opreg/dispatch/operator_entry.h"
 
 namespace opreg {
@@ -63,6 +64,11 @@ class RegistrationHandle {
 
 template <class Sig>
 class TypedOperatorHandle;
+
+namespace detail {
+// A boxed kernel that calls OperatorHandle::CallBoxed: how a typed call reaches an interceptor.
+const KernelFunction& RedirectToCallBoxed();
+}  // namespace detail
 
 // A cheap, copyable reference to an operator. Valid for the life of the process.
 class OperatorHandle {
@@ -113,6 +119,11 @@ class TypedOperatorHandle<R(Args...)> : public OperatorHandle {
   // The unboxed call: computes the key from the tensor arguments, finds the kernel in the op's
   // flat table and calls it directly (or boxed, for boxed kernels).
   R call(Args... args) const {
+    if (__builtin_expect(detail::AnyCallInterceptor(), 0) && CurrentCallInterceptor() != nullptr) {
+      // Captured: boxed, through CallBoxed (which checks the arguments and intercepts).
+      return detail::RedirectToCallBoxed().template Call<R, Args...>(*this,
+                                                                     std::forward<Args>(args)...);
+    }
     detail::DeviceMask mask;
     (ArgTraits<std::decay_t<Args>>::AddDevices(args, mask), ...);
     const DispatchKey key = KeyFromMask(mask, args...);
