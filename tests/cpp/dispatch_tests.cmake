@@ -13,4 +13,4 @@ target_compile_definitions(test_cli_ops PRIVATE
 opreg_add_cpp_test(test_registry_warnings LIBS opreg::dispatch)
 opreg_add_cpp_test(test_out_resolution LIBS opreg::dispatch)
 opreg_add_cpp_test(test_graph_plan LIBS opreg::planner)
-opreg_add_cpp_test(test_capture_scope LIBS opreg::planner opreg::ops Threads::Threads)
+opreg_add_cpp_test(test_capture_scope LIBS opreg::planner Threads::Threads)

@@ -16,3 +16,4 @@ foreach(t test_ops_elementwise test_ops_norm test_ops_misc test_ops_large)
   set_tests_properties(${t}_portable PROPERTIES ENVIRONMENT
                        "OPREG_CPU_NO_AVX512=1;OPREG_CPU_NO_AVX2=1")
 endforeach()
+opreg_add_cpp_test(test_capture_ops LIBS opreg::ops opreg::planner)
