@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <random>
+#include <sstream>
+#include <stdexcept>
 #include <utility>
 
 namespace opreg::bench {
@@ -37,7 +41,13 @@ Trace TraceBuilder::Finish() && { return std::move(trace_); }
 Trace PisarchykLeeExample() {
   return {"pisarchyk_lee_8",
           "model",
-          {{32, 0, 1}, {28, 1, 4}, {36, 2, 5}, {16, 3, 5}, {8, 4, 5}, {64, 5, 7}, {10, 6, 8},
+          {{32, 0, 1},
+           {28, 1, 4},
+           {36, 2, 5},
+           {16, 3, 5},
+           {8, 4, 5},
+           {64, 5, 7},
+           {10, 6, 8},
            {40, 7, 8}}};
 }
 
@@ -47,16 +57,16 @@ Trace MobileNetV2(int batch) {
   int64_t hw = 112;
   int x = t.Op({-1}, f * 32 * hw * hw);  // stem conv 3x3 s2
   int64_t cin = 32;
-  const int cfg[7][4] = {{1, 16, 1, 1},  {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
-                         {6, 96, 3, 1},  {6, 160, 3, 2}, {6, 320, 1, 1}};
+  const int cfg[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                         {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
   for (const auto& c : cfg) {
     for (int i = 0; i < c[2]; ++i) {
       const int s = i == 0 ? c[3] : 1;
       const int64_t hidden = cin * c[0];
       const int e = c[0] == 1 ? x : t.Op({x}, f * hidden * hw * hw);  // expand 1x1
       const int64_t out_hw = hw / s;
-      const int dw = t.Op({e}, f * hidden * out_hw * out_hw);   // depthwise 3x3
-      int y = t.Op({dw}, f * c[1] * out_hw * out_hw);           // project 1x1
+      const int dw = t.Op({e}, f * hidden * out_hw * out_hw);                   // depthwise 3x3
+      int y = t.Op({dw}, f * c[1] * out_hw * out_hw);                           // project 1x1
       if (s == 1 && cin == c[1]) y = t.Op({x, y}, f * c[1] * out_hw * out_hw);  // residual add
       x = y;
       cin = c[1];
@@ -76,17 +86,17 @@ Trace ResNet50(int batch) {
   int x = t.Op({-1}, f * 64 * 112 * 112);  // conv1 7x7 s2
   x = t.Op({x}, f * 64 * 56 * 56);         // maxpool
   int64_t hw = 56;
-  const int stages[4][4] = {{64, 256, 3, 1}, {128, 512, 4, 2}, {256, 1024, 6, 2},
-                            {512, 2048, 3, 2}};
+  const int stages[4][4] = {
+      {64, 256, 3, 1}, {128, 512, 4, 2}, {256, 1024, 6, 2}, {512, 2048, 3, 2}};
   for (const auto& st : stages) {
     for (int i = 0; i < st[2]; ++i) {
       const int s = i == 0 ? st[3] : 1;
       const int64_t out_hw = hw / s;
-      const int a = t.Op({x}, f * st[0] * hw * hw);              // 1x1 reduce
-      const int b = t.Op({a}, f * st[0] * out_hw * out_hw);      // 3x3 (stride)
-      const int c = t.Op({b}, f * st[1] * out_hw * out_hw);      // 1x1 expand
+      const int a = t.Op({x}, f * st[0] * hw * hw);                              // 1x1 reduce
+      const int b = t.Op({a}, f * st[0] * out_hw * out_hw);                      // 3x3 (stride)
+      const int c = t.Op({b}, f * st[1] * out_hw * out_hw);                      // 1x1 expand
       const int identity = i == 0 ? t.Op({x}, f * st[1] * out_hw * out_hw) : x;  // downsample
-      x = t.Op({c, identity}, f * st[1] * out_hw * out_hw);      // add + relu
+      x = t.Op({c, identity}, f * st[1] * out_hw * out_hw);                      // add + relu
       hw = out_hw;
     }
   }
@@ -200,7 +210,8 @@ Trace ScalingRandom(int n, uint64_t seed) {
     const int f = first(rng);
     const int p = pct(rng);
     const int l = p < 90 ? short_len(rng) : (p < 99 ? mid_len(rng) : long_len(rng));
-    tr.buffers.push_back({static_cast<int64_t>(std::exp(log_size(rng))), f, std::min(n - 1, f + l)});
+    tr.buffers.push_back(
+        {static_cast<int64_t>(std::exp(log_size(rng))), f, std::min(n - 1, f + l)});
   }
   return tr;
 }
@@ -221,6 +232,78 @@ std::vector<Trace> AllTraces() {
                                 std::string("hard_") + static_cast<char>('A' + i)));
   }
   return traces;
+}
+
+namespace {
+void Cut(std::mt19937_64& rng, int64_t x0, int64_t x1, int32_t t0, int32_t t1, int depth,
+         std::vector<BufferInterval>* out) {
+  const bool can_cut_x = x1 - x0 >= 2, can_cut_t = t1 - t0 >= 2;
+  if (depth == 0 || (!can_cut_x && !can_cut_t) || (depth < 4 && rng() % 4 == 0)) {
+    out->push_back({x1 - x0, t0, t1 - 1});
+    return;
+  }
+  if (can_cut_x && (!can_cut_t || rng() % 2 == 0)) {
+    const int64_t x = x0 + 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(x1 - x0 - 1));
+    Cut(rng, x0, x, t0, t1, depth - 1, out);
+    Cut(rng, x, x1, t0, t1, depth - 1, out);
+  } else {
+    const int32_t t = t0 + 1 + static_cast<int32_t>(rng() % static_cast<uint64_t>(t1 - t0 - 1));
+    Cut(rng, x0, x1, t0, t, depth - 1, out);
+    Cut(rng, x0, x1, t, t1, depth - 1, out);
+  }
+}
+}  // namespace
+
+Trace Guillotine(uint64_t seed, int depth) {
+  std::mt19937_64 rng(seed);
+  const int64_t width = 1000 + static_cast<int64_t>(rng() % 9000);
+  const int32_t steps = 20 + static_cast<int32_t>(rng() % 80);
+  Trace tr{"guillotine_" + std::to_string(seed), "guillotine", {}};
+  Cut(rng, 0, width, 0, steps, depth, &tr.buffers);
+  std::shuffle(tr.buffers.begin(), tr.buffers.end(), rng);
+  return tr;
+}
+
+Trace ReadMiniMallocCsv(const std::string& path, int64_t* capacity) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  const std::string file = path.substr(path.find_last_of('/') + 1);
+  const std::string stem = file.substr(0, file.find('.'));
+  *capacity = 0;
+  const size_t dot = file.find('.');
+  if (dot != std::string::npos) *capacity = std::atoll(file.c_str() + dot + 1);
+  Trace tr{"minimalloc_" + stem, "minimalloc", {}};
+  std::string line;
+  std::vector<std::string> header;
+  int lower = -1, upper = -1, size = -1;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    std::vector<std::string> fields;
+    std::stringstream ss(line);
+    for (std::string f; std::getline(ss, f, ',');) fields.push_back(f);
+    if (header.empty()) {
+      header = fields;
+      for (size_t i = 0; i < fields.size(); ++i) {
+        if (fields[i] == "lower" || fields[i] == "begin") lower = static_cast<int>(i);
+        if (fields[i] == "upper" || fields[i] == "end") upper = static_cast<int>(i);
+        if (fields[i] == "size") size = static_cast<int>(i);
+      }
+      if (lower < 0 || upper < 0 || size < 0) {
+        throw std::runtime_error(path + ": expected the columns lower, upper and size");
+      }
+      continue;
+    }
+    const size_t need = static_cast<size_t>(std::max({lower, upper, size}));
+    if (fields.size() <= need) throw std::runtime_error(path + ": short line: " + line);
+    const long long lo = std::atoll(fields[static_cast<size_t>(lower)].c_str());
+    const long long hi = std::atoll(fields[static_cast<size_t>(upper)].c_str());
+    if (lo < 0 || hi <= lo || hi > (1LL << 30)) {
+      throw std::runtime_error(path + ": bad lifetime in line: " + line);
+    }
+    tr.buffers.push_back({std::atoll(fields[static_cast<size_t>(size)].c_str()),
+                          static_cast<int32_t>(lo), static_cast<int32_t>(hi - 1)});
+  }
+  return tr;
 }
 
 }  // namespace opreg::bench

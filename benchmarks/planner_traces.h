@@ -65,4 +65,14 @@ Trace ScalingRandom(int n, uint64_t seed);
 // All of the above in bench order (model traces first, then the 11 hard instances).
 std::vector<Trace> AllTraces();
 
+// A W x T rectangle (bytes x steps, W in [1000, 10000), T in [20, 100)) cut into buffers by
+// recursive guillotine cuts `depth` deep: a perfect placement of width W exists, so the optimum
+// equals the lower bound W. Kind "guillotine".
+Trace Guillotine(uint64_t seed, int depth);
+
+// A MiniMalloc benchmark file (google/minimalloc, benchmarks/: CSV with columns id, lower, upper,
+// size; lifetimes [lower, upper)), as a trace at alignment 1. Kind "minimalloc"; `capacity` from
+// the file name (`A.1048576.csv`), 0 when it has none. Throws std::runtime_error on a bad file.
+Trace ReadMiniMallocCsv(const std::string& path, int64_t* capacity);
+
 }  // namespace opreg::bench

@@ -11,6 +11,7 @@
 
 #include "opreg/core/error.h"
 #include "opreg/core/string_util.h"
+#include "opreg/planner/exact_placement.h"
 
 namespace opreg {
 namespace {
@@ -345,6 +346,11 @@ Placement PlaceBuffers(absl::Span<const BufferInterval> buffers, const Placement
       result.strategy = c.name;
       result.offsets.swap(offsets);
     }
+  }
+  if (options.budget_ms > 0) {
+    ImprovePlacementExactly(buffers, alignment, options.budget_ms, &result);
+  } else if (result.arena_bytes == LowerBoundBytes(buffers, alignment)) {
+    result.optimal_by = "lower bound";
   }
   return result;
 }

@@ -50,12 +50,14 @@ std::string MemoryPlan::Summary() const {
     runtime += g.kind == StorageKind::kRuntime;
     symmetric += g.kind == StorageKind::kSymmetric;
   }
-  return StrCat(use_arena ? "arena " : "no arena (runtime allocation), would-be arena ",
-                Bytes(arena_bytes), ", LB ", Bytes(lb_bytes), " (",
-                lb_bytes > 0 ? static_cast<double>(arena_bytes) / lb_bytes : 1.0, "x), eager peak ",
-                Bytes(eager_peak_bytes), ", naive ", Bytes(naive_bytes), ", ", slots,
-                " arena slots, ", runtime, " run-time allocations, ", symmetric,
-                " symmetric buffers, placement '", strategy, "', planned in ", plan_ms, " ms");
+  return StrCat(
+      use_arena ? "arena " : "no arena (runtime allocation), would-be arena ", Bytes(arena_bytes),
+      ", LB ", Bytes(lb_bytes), " (",
+      lb_bytes > 0 ? static_cast<double>(arena_bytes) / lb_bytes : 1.0, "x), eager peak ",
+      Bytes(eager_peak_bytes), ", naive ", Bytes(naive_bytes), ", ", slots, " arena slots, ",
+      runtime, " run-time allocations, ", symmetric, " symmetric buffers, placement '", strategy,
+      "'", optimal_by.empty() ? "" : StrCat(" (optimal by ", optimal_by, ")"),
+      search.empty() ? "" : StrCat(", exact search: ", search), ", planned in ", plan_ms, " ms");
 }
 
 MemoryPlan PlanMemory(const Graph& graph, const std::vector<ValueInfo>& values,
@@ -187,9 +189,12 @@ MemoryPlan PlanMemory(const Graph& graph, const std::vector<ValueInfo>& values,
       arena_groups.push_back(static_cast<int32_t>(i));
     }
   }
-  const Placement placement = PlaceBuffers(arena_buffers, PlacementOptions{options.alignment});
+  const Placement placement =
+      PlaceBuffers(arena_buffers, PlacementOptions{options.alignment, options.budget_ms});
   plan.arena_bytes = placement.arena_bytes;
   plan.strategy = placement.strategy;
+  plan.optimal_by = placement.optimal_by;
+  plan.search = placement.search;
   plan.lb_bytes = LowerBoundBytes(arena_buffers, options.alignment);
   plan.eager_peak_bytes = LowerBoundBytes(all_buffers, options.alignment);
   for (size_t k = 0; k < arena_groups.size(); ++k) {

@@ -2,3 +2,7 @@
 # Included from tests/cpp/CMakeLists.txt.
 opreg_add_cpp_test(test_memory_placement LIBS opreg::planner_baselines)
 opreg_add_cpp_test(test_cli_plan LIBS opreg_cli_commands)
+# The guillotine generator is the benchmark's (benchmarks/planner_traces.h).
+opreg_add_cpp_test(test_exact_placement LIBS opreg::planner
+  SOURCES ${PROJECT_SOURCE_DIR}/benchmarks/planner_traces.cc)
+target_include_directories(test_exact_placement PRIVATE ${PROJECT_SOURCE_DIR}/benchmarks)

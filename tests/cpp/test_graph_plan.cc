@@ -184,6 +184,24 @@ TEST_CASE("plans are cached per input signature", "[graph]") {
                     Catch::StartsWith("graph input #0: expected f32[2] cpu"));
 }
 
+TEST_CASE("with a budget, the exact plan is made once per input signature", "[graph]") {
+  Ops ops;
+  PlanOptions options;
+  options.budget_ms = 1000;
+  PlannedExecutor exec(Chain(Input({1, 2})), options);
+  const MemoryPlan* first = &exec.PlanFor({Input({1, 2})});
+  CHECK(first->search == "optimal");  // the chain's heuristic arena is at the lower bound
+  CHECK(first->optimal_by == "lower bound");
+  CHECK_THAT(first->Summary(), Catch::Contains("optimal by lower bound"));
+  const double plan_ms = first->plan_ms;
+  std::vector<Tensor> out = exec.Run({Input({-1, 3})});
+  CHECK(Values(out[0]) == std::vector<float>{-1, 9});
+  // The same signature: the cached plan, not planned again.
+  CHECK(&exec.PlanFor({Input({7, 8})}) == first);
+  CHECK(first->plan_ms == plan_ms);
+  CHECK(exec.num_cached_plans() == 1);
+}
+
 TEST_CASE("multi-output ops get one slot per output; a dead output dies at once", "[graph]") {
   Ops ops;
   Tensor x = Input({1, 2, 3});

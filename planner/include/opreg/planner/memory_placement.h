@@ -47,6 +47,9 @@ struct PlacementOptions {
   // 64 is Inductor's ALIGN_BYTES; use 512 to mirror the CUDA caching allocator's rounding, 1 for
   // byte-exact packing (the Pisarchyk & Lee example).
   int64_t alignment = 64;
+  // 0: the heuristic portfolio only (a few ms). > 0: then the exact search (exact_placement.h)
+  // for up to this many milliseconds, stopping early at a proven optimum.
+  double budget_ms = 0;
 };
 
 struct Placement {
@@ -55,8 +58,17 @@ struct Placement {
   // of the alignment, and >= LowerBoundBytes(buffers, alignment).
   int64_t arena_bytes = 0;
   // The portfolio member that won: "size", "lifetime", "area", "online" or "two-level" ("" for
-  // no buffers).
+  // no buffers), or "exact" when the exact search found a smaller arena.
   std::string strategy;
+  // Why arena_bytes is known to be minimal: "lower bound" (it equals LowerBoundBytes), "search"
+  // (the exact search showed that no smaller arena fits), or "" (not proven).
+  std::string optimal_by;
+  // What the exact search did: "" (not run: budget_ms == 0), "optimal" (it stopped at a proven
+  // optimum), "budget" (it stopped at its budget; the best arena found is kept) or "too large"
+  // (more than kExactSearchMaxBuffers buffers, or too many time overlaps: not searched).
+  std::string search;
+  int64_t search_nodes = 0;  // decision-search nodes visited
+  double search_ms = 0;      // time spent in the exact search
 };
 
 // OK, or InvalidArgument naming the first buffer with size < 0, first < 0 or first > last, or the
@@ -89,6 +101,8 @@ int64_t LowerBoundBytes(absl::Span<const BufferInterval> buffers, int64_t alignm
 // number of time-overlapping pairs (a conflict graph built once); above 8M pairs it switches to a
 // memory-lean O(n^2) scan. 10,000 buffers of a model-like trace take a few ms (bench_planner).
 // The result always passes VerifyPlacement, and arena_bytes <= the sum of the aligned sizes.
+// With options.budget_ms > 0 the exact search then tries to lower the arena (exact_placement.h);
+// `optimal_by` and `search` say what is proven.
 Placement PlaceBuffers(absl::Span<const BufferInterval> buffers,
                        const PlacementOptions& options = {});
 

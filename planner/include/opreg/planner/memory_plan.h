@@ -42,6 +42,10 @@ struct PlanOptions {
   // Checks of each replay (planned_executor.h). With kLog or kAssert every slot is followed by
   // `alignment` guard bytes that the executor checks after each op.
   VerifyMode verify = VerifyMode::kOff;
+  // > 0: after the heuristics, search for the smallest arena for up to this many milliseconds
+  // (the exact mode of memory_placement.h / exact_placement.h), once per input signature: a
+  // PlannedExecutor caches the plan, so replays on inputs of a planned shape never search.
+  double budget_ms = 0;
 };
 
 enum class StorageKind {
@@ -86,7 +90,9 @@ struct MemoryPlan {
   int64_t eager_peak_bytes = 0;  // op by op, fresh allocation per output (inputs excluded)
   int64_t naive_bytes = 0;       // sum of every intermediate's bytes (no reuse at all)
   int64_t guard_bytes = 0;       // per slot
-  std::string strategy;          // the placement order that won
+  std::string strategy;          // the placement order that won ("exact": the exact search)
+  std::string optimal_by;        // Placement::optimal_by: "lower bound", "search" or ""
+  std::string search;            // Placement::search: "", "optimal", "budget", "too large"
   double plan_ms = 0;
 
   // "arena 1.5 MiB = LB 1.5 MiB (1.000x), eager peak 2.0 MiB, naive 4.1 MiB, 7 slots, ..."
