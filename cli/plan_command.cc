@@ -1,29 +1,82 @@
 #include "plan_command.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "nlohmann/json.hpp"
+#include "opreg/planner/exact_placement.h"
 
 namespace opreg::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: opreg plan [--alignment N] [--json] [--offsets] TRACE.json\n"
+    "usage: opreg plan [--alignment N] [--budget-ms N [--capacity BYTES]] [--json] [--offsets]\n"
+    "                  TRACE.json\n"
     "Places the trace's buffers in one arena (greedy by size / lifetime / area + online best\n"
     "fit, best kept) and prints: no-reuse total (naive), the CUDA caching-allocator model's\n"
     "reserved peak, exact-size reuse with the no-peak-increase rule, the arena, the lower bound\n"
     "(max live bytes), arena/LB, plan time and the winning strategy.\n"
     "  --alignment N  offset alignment in bytes (default: the file's, else 64)\n"
+    "  --budget-ms N  then search for the smallest arena (exact mode) for up to N ms; prints\n"
+    "                 the exact arena, whether it is proven optimal, and the search time\n"
+    "  --capacity B   with --budget-ms: instead, search for a placement within B bytes and\n"
+    "                 say whether one was found, shown impossible, or not found in time\n"
     "  --json         print one JSON object instead of the table row\n"
     "  --offsets      also print each buffer's offset\n"
     "Trace format: {\"alignment\": 64, \"buffers\": [{\"size\": 1024, \"first\": 0, \"last\": 3}, "
     "...]}"
     " (docs/trace_format.md)\n";
+
+// `--capacity`: the decision search alone. Exit 0 when a placement was found, 3 when none fits
+// (proven) or none was found in time.
+int RunCapacitySearch(const PlanTrace& trace, int64_t capacity, double budget_ms, bool json) {
+  const int64_t usable = capacity / trace.alignment * trace.alignment;
+  std::vector<int64_t> offsets;
+  int64_t nodes = 0;
+  const auto start = std::chrono::steady_clock::now();
+  const ExactSearchOutcome outcome =
+      FindPlacementWithin(trace.buffers, trace.alignment, usable, budget_ms, &offsets, &nodes);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const char* what = outcome == ExactSearchOutcome::kFound        ? "found"
+                     : outcome == ExactSearchOutcome::kInfeasible ? "infeasible"
+                     : outcome == ExactSearchOutcome::kBudget     ? "budget"
+                                                                  : "too large";
+  int64_t arena = 0;
+  if (outcome == ExactSearchOutcome::kFound) {
+    Placement p;
+    p.offsets = offsets;
+    for (size_t i = 0; i < trace.buffers.size(); ++i) {
+      if (trace.buffers[i].size > 0) {
+        p.arena_bytes =
+            std::max(p.arena_bytes, offsets[i] + AlignUp(trace.buffers[i].size, trace.alignment));
+      }
+    }
+    if (!VerifyPlacement(trace.buffers, p, trace.alignment).ok()) {
+      std::cerr << "opreg plan: internal error: the placement does not verify\n";
+      return 1;
+    }
+    arena = p.arena_bytes;
+  }
+  if (json) {
+    nlohmann::ordered_json out = {{"trace", trace.name}, {"capacity", capacity},
+                                  {"outcome", what},     {"arena_bytes", arena},
+                                  {"search_ms", ms},     {"search_nodes", nodes}};
+    std::cout << out.dump() << "\n";
+  } else {
+    std::cout << trace.name << ": capacity " << capacity << ": " << what;
+    if (arena > 0) std::cout << " (arena " << arena << ")";
+    std::cout << ", " << ms << " ms, " << nodes << " nodes\n";
+  }
+  return outcome == ExactSearchOutcome::kFound ? 0 : 3;
+}
 
 }  // namespace
 
@@ -31,6 +84,8 @@ int RunPlanCommand(const std::vector<std::string>& args) {
   std::string path;
   bool json = false, offsets = false;
   int64_t alignment = 0;  // 0: the file's
+  double budget_ms = 0;   // 0: heuristics only
+  int64_t capacity = -1;  // -1: minimize the arena
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-h" || a == "--help") {
@@ -49,6 +104,26 @@ int RunPlanCommand(const std::vector<std::string>& args) {
         return 2;
       }
       alignment = v;
+      ++i;
+    } else if (a == "--budget-ms") {
+      char* end = nullptr;
+      const double v = i + 1 < args.size() ? std::strtod(args[i + 1].c_str(), &end) : 0;
+      if (i + 1 >= args.size() || end == args[i + 1].c_str() || *end != '\0' || !(v > 0) ||
+          v > 86'400'000) {
+        std::cerr << "opreg plan: --budget-ms needs a number of milliseconds in (0, 86400000]\n"
+                  << kUsage;
+        return 2;
+      }
+      budget_ms = v;
+      ++i;
+    } else if (a == "--capacity") {
+      char* end = nullptr;
+      const long long v = i + 1 < args.size() ? std::strtoll(args[i + 1].c_str(), &end, 10) : -1;
+      if (i + 1 >= args.size() || end == args[i + 1].c_str() || *end != '\0' || v < 0) {
+        std::cerr << "opreg plan: --capacity needs a number of bytes >= 0\n" << kUsage;
+        return 2;
+      }
+      capacity = v;
       ++i;
     } else if (!a.empty() && a[0] == '-' && a != "-") {
       std::cerr << "opreg plan: unknown option " << a << "\n" << kUsage;
@@ -90,6 +165,17 @@ int RunPlanCommand(const std::vector<std::string>& args) {
     std::cerr << "opreg plan: " << path << ": " << e.what() << "\n";
     return 2;
   }
+  if (capacity >= 0 && budget_ms <= 0) {
+    std::cerr << "opreg plan: --capacity needs --budget-ms\n" << kUsage;
+    return 2;
+  }
+  if (capacity >= 0) return RunCapacitySearch(*trace, capacity, budget_ms, json);
+  // The exact mode, next to the heuristic figures.
+  std::optional<Placement> exact;
+  if (budget_ms > 0) {
+    exact = PlaceBuffers(trace->buffers, {trace->alignment, budget_ms});
+    if (!VerifyPlacement(trace->buffers, *exact, trace->alignment).ok()) s.verified = false;
+  }
   const double ratio = s.lb_bytes > 0 ? static_cast<double>(s.arena_bytes) / s.lb_bytes : 1.0;
   if (json) {
     // ordered_json keeps the fields in the order a reader of the table expects.
@@ -109,7 +195,19 @@ int RunPlanCommand(const std::vector<std::string>& args) {
                                   {"plan_ms", s.plan_ms},
                                   {"strategy", s.strategy},
                                   {"verified", s.verified}};
-    if (offsets) out["offsets"] = s.placement.offsets;
+    if (exact) {
+      out["exact"] = {{"arena_bytes", exact->arena_bytes},
+                      {"arena_over_lb", s.lb_bytes > 0 ? static_cast<double>(exact->arena_bytes) /
+                                                             static_cast<double>(s.lb_bytes)
+                                                       : 1.0},
+                      {"optimal_by", exact->optimal_by},
+                      {"search", exact->search},
+                      {"search_ms", exact->search_ms},
+                      {"search_nodes", exact->search_nodes},
+                      {"strategy", exact->strategy},
+                      {"budget_ms", budget_ms}};
+    }
+    if (offsets) out["offsets"] = exact ? exact->offsets : s.placement.offsets;
     std::cout << out.dump() << "\n";
   } else {
     char line[512];
@@ -124,9 +222,22 @@ int RunPlanCommand(const std::vector<std::string>& args) {
                   static_cast<long long>(s.reuse.peak_bytes), static_cast<long long>(s.arena_bytes),
                   static_cast<long long>(s.lb_bytes), ratio, s.plan_ms);
     std::cout << line << s.strategy << "\n";
+    if (exact) {
+      std::snprintf(line, sizeof line,
+                    "exact (budget %.0f ms): arena %lld, arena/LB %.3f, %s, search %.1f ms, "
+                    "%lld nodes, strategy %s\n",
+                    budget_ms, static_cast<long long>(exact->arena_bytes),
+                    s.lb_bytes > 0 ? static_cast<double>(exact->arena_bytes) / s.lb_bytes : 1.0,
+                    exact->optimal_by.empty() ? "not proven optimal (stopped at the budget)"
+                                              : ("proven optimal by " + exact->optimal_by).c_str(),
+                    exact->search_ms, static_cast<long long>(exact->search_nodes),
+                    exact->strategy.c_str());
+      std::cout << line;
+    }
     if (offsets) {
-      for (size_t i = 0; i < s.placement.offsets.size(); ++i) {
-        std::cout << "buffer " << i << ": offset " << s.placement.offsets[i] << "\n";
+      const std::vector<int64_t>& o = exact ? exact->offsets : s.placement.offsets;
+      for (size_t i = 0; i < o.size(); ++i) {
+        std::cout << "buffer " << i << ": offset " << o[i] << "\n";
       }
     }
   }

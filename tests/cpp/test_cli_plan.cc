@@ -68,6 +68,26 @@ TEST_CASE("opreg plan prints the figures of a trace file", "[cli]") {
   CHECK_THAT(out, Catch::Contains("\"lb_bytes\":256"));
 }
 
+TEST_CASE("opreg plan --budget-ms adds the exact mode; --capacity decides", "[cli]") {
+  TempFile f(kPisarchykLee);
+  std::string out, err;
+  REQUIRE(Run({"--budget-ms", "1000", f.path()}, &out, &err) == 0);
+  CHECK_THAT(out, Catch::Contains("exact (budget 1000 ms): arena 124, arena/LB 1.000, proven "
+                                  "optimal by lower bound"));
+  REQUIRE(Run({"--json", "--budget-ms", "1000", f.path()}, &out, &err) == 0);
+  CHECK_THAT(out, Catch::Contains("\"exact\":{\"arena_bytes\":124"));
+  CHECK_THAT(out, Catch::Contains("\"optimal_by\":\"lower bound\""));
+  // The lower bound is 124: 124 fits, 123 is proven impossible (exit 3).
+  REQUIRE(Run({"--budget-ms", "1000", "--capacity", "124", f.path()}, &out, &err) == 0);
+  CHECK_THAT(out, Catch::Contains("capacity 124: found (arena 124)"));
+  CHECK(Run({"--budget-ms", "1000", "--capacity", "123", f.path()}, &out, &err) == 3);
+  CHECK_THAT(out, Catch::Contains("capacity 123: infeasible"));
+  CHECK(Run({"--capacity", "123", f.path()}, &out, &err) == 2);
+  CHECK_THAT(err, Catch::Contains("--capacity needs --budget-ms"));
+  CHECK(Run({"--budget-ms", "-5", f.path()}, &out, &err) == 2);
+  CHECK(Run({"--budget-ms", "1000", "--capacity", "x", f.path()}, &out, &err) == 2);
+}
+
 TEST_CASE("opreg plan accepts an empty trace", "[cli]") {
   TempFile f(R"({"buffers": []})");
   std::string out, err;
