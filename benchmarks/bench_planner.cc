@@ -2,6 +2,7 @@
 // traces (planner_traces.h), plus plan time for 10,000 buffers.
 //
 //   bench_planner [--json PATH] [--plot DIR] [--runs N]
+//                 [--budget-ms N] [--minimalloc DIR] [--exact-json PATH]
 //
 // Table on stdout: per trace the no-reuse total ("naive"), the caching-allocator model's reserved
 // peak, exact-size reuse with the #159530 rule, the arena, the LB, arena/LB and the plan time
@@ -10,15 +11,23 @@
 // reuse_avoided, reuse_no_rule_bytes, arena_bytes, lb_bytes, arena_over_lb, plan_ms, strategy,
 // verified, live_bytes). --plot writes DIR/<trace>.png (live bytes per step, arena and LB lines)
 // when built with libpng. Exit status 1 when a placement fails to verify.
+//
+// --budget-ms N adds the exact-mode section (planner_exact_section.h): the model traces, ten
+// guillotine instances with a known optimum (LB = W) and, with --minimalloc DIR, every
+// `*.csv` of MiniMalloc's benchmark in DIR (google/minimalloc, benchmarks/challenging/, Apache-2.0;
+// not shipped here), each placed by the heuristics and by the exact search, side by side.
+// --exact-json PATH writes that section's rows.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "opreg/planner/allocator_baselines.h"
+#include "planner_exact_section.h"
 #include "planner_traces.h"
 
 #ifdef OPREG_BENCH_HAVE_PNG
@@ -148,17 +157,24 @@ void WriteJson(std::ostream& os, const std::vector<Row>& rows) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string json_path, plot_dir;
+  std::string json_path, plot_dir, minimalloc_dir, exact_json_path;
   int runs = 5;
+  double budget_ms = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if ((a == "--json" || a == "--plot" || a == "--runs") && i + 1 < argc) {
+    if ((a == "--json" || a == "--plot" || a == "--runs" || a == "--budget-ms" ||
+         a == "--minimalloc" || a == "--exact-json") &&
+        i + 1 < argc) {
       const std::string v = argv[++i];
       if (a == "--json") json_path = v;
       if (a == "--plot") plot_dir = v;
       if (a == "--runs") runs = std::max(1, std::atoi(v.c_str()));
+      if (a == "--budget-ms") budget_ms = std::max(0.0, std::atof(v.c_str()));
+      if (a == "--minimalloc") minimalloc_dir = v;
+      if (a == "--exact-json") exact_json_path = v;
     } else {
-      std::cerr << "usage: bench_planner [--json PATH] [--plot DIR] [--runs N]\n";
+      std::cerr << "usage: bench_planner [--json PATH] [--plot DIR] [--runs N] [--budget-ms N] "
+                   "[--minimalloc DIR] [--exact-json PATH]\n";
       return 2;
     }
   }
@@ -226,6 +242,48 @@ int main(int argc, char** argv) {
       return 2;
     }
     WriteJson(out, rows);
+  }
+  if (budget_ms > 0) {
+    std::vector<opreg::bench::ExactCase> cases;
+    for (const Row& r : rows) {
+      if (r.trace.kind == "model") cases.push_back({r.trace, r.alignment, 0});
+    }
+    for (uint64_t seed = 1; seed <= 10; ++seed) {
+      cases.push_back({opreg::bench::Guillotine(seed, 7), 1, 0});
+    }
+    if (!minimalloc_dir.empty()) {
+      std::vector<std::string> files;
+      for (const auto& entry : std::filesystem::directory_iterator(minimalloc_dir)) {
+        if (entry.path().extension() == ".csv") files.push_back(entry.path().string());
+      }
+      std::sort(files.begin(), files.end());
+      if (files.empty()) {
+        std::cerr << "bench_planner: no .csv files in " << minimalloc_dir << "\n";
+        return 2;
+      }
+      for (const std::string& f : files) {
+        opreg::bench::ExactCase c;
+        try {
+          c.trace = opreg::bench::ReadMiniMallocCsv(f, &c.capacity);
+        } catch (const std::exception& e) {
+          std::cerr << "bench_planner: " << e.what() << "\n";
+          return 2;
+        }
+        c.alignment = 1;
+        cases.push_back(std::move(c));
+      }
+    }
+    std::ofstream exact_json;
+    if (!exact_json_path.empty()) {
+      exact_json.open(exact_json_path);
+      if (!exact_json) {
+        std::cerr << "bench_planner: cannot write " << exact_json_path << "\n";
+        return 2;
+      }
+    }
+    all_verified = opreg::bench::RunExactSection(cases, budget_ms,
+                                                 exact_json_path.empty() ? nullptr : &exact_json) &&
+                   all_verified;
   }
   return all_verified ? 0 : 1;
 }

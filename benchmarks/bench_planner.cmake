@@ -1,7 +1,8 @@
 # bench_planner: arena placement vs LB and allocator baselines on synthetic traces; PNG plots when
 # libpng is found (optional: the binary builds without it). Included from benchmarks/CMakeLists.txt.
-add_executable(bench_planner bench_planner.cc planner_traces.cc)
-target_link_libraries(bench_planner PRIVATE opreg::planner_baselines)
+find_package(nlohmann_json 3 CONFIG REQUIRED)
+add_executable(bench_planner bench_planner.cc planner_traces.cc planner_exact_section.cc)
+target_link_libraries(bench_planner PRIVATE opreg::planner_baselines nlohmann_json::nlohmann_json)
 target_include_directories(bench_planner PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 find_package(PNG QUIET)
 if(PNG_FOUND)

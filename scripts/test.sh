@@ -27,7 +27,7 @@ opreg_ctest release "$release" -j "$OPREG_JOBS"
 echo "== benchmark smoke run (figures are not asserted)"
 "$release/benchmarks/bench_schema" --benchmark_min_time=0.05
 "$release/benchmarks/bench_dispatch" --benchmark_min_time=0.01
-"$release/benchmarks/bench_planner" --runs 1
+"$release/benchmarks/bench_planner" --runs 1 --budget-ms 100
 "$release/benchmarks/bench_kernels" --sizes-mib 1 --min-time-s 0.01 --no-linear
 # Two MPI ranks (OpenMPI's shared-memory transport; root is allowed in CI containers).
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 \

@@ -18,11 +18,14 @@ class Graph:
 
     Tensors from outside the block become the graph's inputs in first-use order. The outputs
     are the proxies still referenced when the block ends (in creation order), or those given
-    to `g.output(...)`.
+    to `g.output(...)`. Capture is per thread: other threads' op calls run as usual.
+
+    `plan_budget_ms` > 0 makes each input shape's plan search for the smallest arena for up to
+    that long (the exact mode) after the heuristics; the plan is made once per shape and reused.
     """
 
-    def __init__(self) -> None:
-        self._capture = _C._GraphCapture()
+    def __init__(self, plan_budget_ms: float = 0.0) -> None:
+        self._capture = _C._GraphCapture(plan_budget_ms)
 
     def __enter__(self) -> "Graph":
         self._capture.begin()
@@ -46,7 +49,9 @@ class Graph:
     def plan_stats(self, *inputs: Any) -> Dict[str, Any]:
         """The memory plan for inputs like these (default: the captured ones): arena_bytes,
         lb_bytes (max live bytes, the lower bound), naive_bytes (no reuse), eager_peak_bytes,
-        use_arena, strategy, plan_ms, num_nodes, summary."""
+        use_arena, strategy, optimal_by ("lower bound", "search" or "": not proven),
+        search (the exact mode: "", "optimal", "budget", "too large"), plan_ms, num_nodes,
+        summary."""
         return dict(self._capture.plan_stats(*inputs))
 
     @property
@@ -70,6 +75,6 @@ class Graph:
         return str(self._capture)
 
 
-def graph() -> Graph:
-    """A new graph capture, used as a context manager."""
-    return Graph()
+def graph(plan_budget_ms: float = 0.0) -> Graph:
+    """A new graph capture, used as a context manager. `plan_budget_ms`: see Graph."""
+    return Graph(plan_budget_ms)

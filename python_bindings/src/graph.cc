@@ -22,7 +22,9 @@ thread_local GraphCapture* t_capture = nullptr;
 
 class GraphCapture {
  public:
-  GraphCapture() {
+  explicit GraphCapture(double plan_budget_ms) : plan_budget_ms_(plan_budget_ms) {
+    OPREG_CHECK_VALUE(plan_budget_ms >= 0, "opreg.graph(): plan_budget_ms must be >= 0, got ",
+                      plan_budget_ms);
     static uint64_t next_token = 1;
     token_ = next_token++;
   }
@@ -61,7 +63,9 @@ class GraphCapture {
     for (const py::object& o : outs) values.push_back(Value{AsPyTensor(o)->value});
     num_outputs_ = outs.size();
     example_inputs_ = scope_->inputs();
-    executor_ = std::make_unique<PlannedExecutor>(scope_->FinishValues(values));
+    PlanOptions options;
+    options.budget_ms = plan_budget_ms_;
+    executor_ = std::make_unique<PlannedExecutor>(scope_->FinishValues(values), options);
     // The scope (and the tensors it saw) is dropped; the example inputs stay for replay().
     scope_.reset();
     objects_.clear();
@@ -138,6 +142,8 @@ class GraphCapture {
     d["eager_peak_bytes"] = plan.eager_peak_bytes;
     d["use_arena"] = plan.use_arena;
     d["strategy"] = plan.strategy;
+    d["optimal_by"] = plan.optimal_by;
+    d["search"] = plan.search;
     d["plan_ms"] = plan.plan_ms;
     d["num_nodes"] = ex.graph().nodes().size();
     d["summary"] = plan.Summary();
@@ -187,6 +193,7 @@ class GraphCapture {
   }
 
   uint64_t token_ = 0;
+  double plan_budget_ms_ = 0;
   bool started_ = false, finished_ = false;
   bool explicit_outputs_ = false, single_output_ = false;
   size_t num_outputs_ = 0;
@@ -211,7 +218,7 @@ py::object CaptureResults(GraphCapture* capture, const OperatorHandle& op, const
 
 void InitGraph(py::module_& m) {
   py::class_<GraphCapture>(m, "_GraphCapture")
-      .def(py::init<>())
+      .def(py::init<double>(), py::arg("plan_budget_ms") = 0.0)
       .def("begin", &GraphCapture::Begin)
       .def("end", &GraphCapture::End, py::arg("ok"))
       .def("output", &GraphCapture::SetOutputs)

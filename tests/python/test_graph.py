@@ -175,3 +175,17 @@ def test_python_kernel_calling_ops_inside_a_capture(ns):
     assert g.num_nodes == 2 and y.is_proxy
     assert "shape_of" not in str(g)
     lib._destroy()
+
+
+def test_plan_budget_searches_once_per_shape(chain_ops):
+    x = np.array([-1, 2, -3, 4], np.float32)
+    with opreg.graph(plan_budget_ms=500) as g:
+        c = chain_ops.add(chain_ops.relu(chain_ops.add(x, x)), x)
+    stats = g.plan_stats()
+    assert stats["search"] == "optimal" and stats["optimal_by"] == "lower bound"
+    assert stats["arena_bytes"] == stats["lb_bytes"]
+    np.testing.assert_array_equal(g.replay().numpy(), [-1, 6, -3, 12])
+    assert g.plan_stats()["plan_ms"] == stats["plan_ms"]  # cached, not planned again
+    with pytest.raises(ValueError, match="plan_budget_ms must be >= 0"):
+        opreg.graph(plan_budget_ms=-1)
+    del c
