@@ -453,17 +453,16 @@ void ImprovePlacementExactly(absl::Span<const BufferInterval> buffers, int64_t a
   int64_t lo = lb / alignment;
   int64_t best = placement->arena_bytes / alignment;
   bool proven = true;  // every capacity below lo was shown infeasible
-  bool first = true;
+  bool first = true;   // the lower bound is tried first
   std::vector<int64_t> offsets;
   while (lo < best) {
     // The lower bound first (often feasible, and then optimal at once), then bisection.
     const int64_t capacity = first ? lo : lo + (best - 1 - lo) / 2;
-    // The lower bound gets an eighth of the budget (when it is infeasible, proving so can take
-    // long); a bisection step half of what is left, the last possible one all of it.
+    // Each decision gets half of what is left (the last possible one all of it): the lower
+    // bound, which hard instances often reach, half the budget; when it is infeasible, proving
+    // so can take long, and the bisection still has the other half.
     const auto now = Clock::now();
-    const Clock::time_point slice = capacity == best - 1 ? deadline
-                                    : first              ? now + (deadline - now) / 8
-                                                         : now + (deadline - now) / 2;
+    const Clock::time_point slice = capacity == best - 1 ? deadline : now + (deadline - now) / 2;
     first = false;
     const ExactSearchOutcome outcome =
         Decide(p, buffers.size(), alignment, capacity, slice, &offsets, &placement->search_nodes);
