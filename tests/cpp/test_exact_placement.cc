@@ -118,6 +118,23 @@ TEST_CASE("exact mode finds the optimum of small instances, and proves it", "[ex
   std::printf("small instances: %d of 150 have their optimum above the lower bound\n", above_lb);
 }
 
+TEST_CASE("exact mode proves an optimum above the lower bound by search", "[exact]") {
+  // Found by a random search (random instances this small almost always reach the LB): live
+  // bytes peak at 11, yet no placement fits in 11; the brute force agrees that 12 is optimal.
+  const std::vector<BufferInterval> buffers = {{7, 0, 0}, {2, 2, 5}, {2, 0, 2}, {2, 4, 5},
+                                               {5, 1, 1}, {5, 5, 8}, {5, 3, 3}, {4, 1, 4}};
+  REQUIRE(opreg::LowerBoundBytes(buffers, 1) == 11);
+  REQUIRE(BruteForceOptimum(buffers) == 12);
+  const Placement p = opreg::PlaceBuffers(buffers, {1, 10000});
+  CHECK(p.arena_bytes == 12);
+  CHECK(p.optimal_by == "search");
+  CHECK(p.search == "optimal");
+  CHECK(opreg::VerifyPlacement(buffers, p, 1).ok());
+  std::vector<int64_t> offsets;
+  CHECK(opreg::FindPlacementWithin(buffers, 1, 11, 10000, &offsets) ==
+        ExactSearchOutcome::kInfeasible);
+}
+
 TEST_CASE("exact mode respects alignment and reports what it proved", "[exact]") {
   // Three buffers alive together: 100 + 30 + 10 bytes, 64-byte aligned: 128 + 64 + 64.
   const std::vector<BufferInterval> buffers = {{100, 0, 2}, {30, 1, 3}, {10, 2, 2}, {0, 0, 9}};
