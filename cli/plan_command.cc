@@ -37,34 +37,21 @@ constexpr char kUsage[] =
 // `--capacity`: the decision search alone. Exit 0 when a placement was found, 3 when none fits
 // (proven) or none was found in time.
 int RunCapacitySearch(const PlanTrace& trace, int64_t capacity, double budget_ms, bool json) {
-  const int64_t usable = capacity / trace.alignment * trace.alignment;
-  std::vector<int64_t> offsets;
+  Placement found;
   int64_t nodes = 0;
   const auto start = std::chrono::steady_clock::now();
-  const ExactSearchOutcome outcome =
-      FindPlacementWithin(trace.buffers, trace.alignment, usable, budget_ms, &offsets, &nodes);
+  ExactSearchOutcome outcome;
+  try {
+    outcome =
+        FindPlacementWithin(trace.buffers, trace.alignment, capacity, budget_ms, &found, &nodes);
+  } catch (const std::exception& e) {  // the placement found did not verify: a bug
+    std::cerr << "opreg plan: " << e.what() << "\n";
+    return 1;
+  }
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  const char* what = outcome == ExactSearchOutcome::kFound        ? "found"
-                     : outcome == ExactSearchOutcome::kInfeasible ? "infeasible"
-                     : outcome == ExactSearchOutcome::kBudget     ? "budget"
-                                                                  : "too large";
-  int64_t arena = 0;
-  if (outcome == ExactSearchOutcome::kFound) {
-    Placement p;
-    p.offsets = offsets;
-    for (size_t i = 0; i < trace.buffers.size(); ++i) {
-      if (trace.buffers[i].size > 0) {
-        p.arena_bytes =
-            std::max(p.arena_bytes, offsets[i] + AlignUp(trace.buffers[i].size, trace.alignment));
-      }
-    }
-    if (!VerifyPlacement(trace.buffers, p, trace.alignment).ok()) {
-      std::cerr << "opreg plan: internal error: the placement does not verify\n";
-      return 1;
-    }
-    arena = p.arena_bytes;
-  }
+  const char* what = ExactSearchOutcomeName(outcome);
+  const int64_t arena = outcome == ExactSearchOutcome::kFound ? found.arena_bytes : 0;
   if (json) {
     nlohmann::ordered_json out = {{"trace", trace.name}, {"capacity", capacity},
                                   {"outcome", what},     {"arena_bytes", arena},

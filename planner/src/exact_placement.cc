@@ -386,10 +386,11 @@ Clock::time_point DeadlineAfter(double ms) {
   return Clock::now() + std::chrono::microseconds(static_cast<int64_t>(std::max(ms, 0.0) * 1e3));
 }
 
-// Runs one decision search over a prepared problem; on success, fills byte offsets.
-ExactSearchOutcome Decide(const Problem& p, size_t num_buffers, int64_t alignment,
-                          int64_t capacity_units, Clock::time_point deadline,
-                          std::vector<int64_t>* offsets, int64_t* nodes) {
+// Runs one decision search over a prepared problem; on success, sets `found` to the placement
+// in bytes (offsets, arena_bytes, strategy "exact"), verified.
+ExactSearchOutcome Decide(const Problem& p, absl::Span<const BufferInterval> buffers,
+                          int64_t alignment, int64_t capacity_units, Clock::time_point deadline,
+                          Placement* found, int64_t* nodes) {
   if (p.too_large) return ExactSearchOutcome::kTooLarge;
   DecisionSearch search(p, capacity_units, deadline);
   std::vector<int64_t> units;
@@ -397,36 +398,47 @@ ExactSearchOutcome Decide(const Problem& p, size_t num_buffers, int64_t alignmen
   if (nodes != nullptr) *nodes += search.nodes();
   if (status == Status::kDeadline) return ExactSearchOutcome::kBudget;
   if (status == Status::kNotFound) return ExactSearchOutcome::kInfeasible;
-  offsets->assign(num_buffers, 0);
+  found->offsets.assign(buffers.size(), 0);
+  found->arena_bytes = 0;
+  found->strategy = "exact";
   for (size_t i = 0; i < units.size(); ++i) {
-    (*offsets)[static_cast<size_t>(p.index[i])] = units[i] * alignment;
+    const size_t b = static_cast<size_t>(p.index[i]);
+    found->offsets[b] = units[i] * alignment;
+    found->arena_bytes = std::max(found->arena_bytes, (units[i] + p.size[i]) * alignment);
   }
+  const absl::Status valid = VerifyPlacement(buffers, *found, alignment);
+  OPREG_CHECK(valid.ok(), "exact placement search: internal error, the placement found does ",
+              "not verify: ", valid.message());
   return ExactSearchOutcome::kFound;
-}
-
-int64_t ArenaOf(absl::Span<const BufferInterval> buffers, const std::vector<int64_t>& offsets,
-                int64_t alignment) {
-  int64_t arena = 0;
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    if (buffers[i].size > 0)
-      arena = std::max(arena, offsets[i] + AlignUp(buffers[i].size, alignment));
-  }
-  return arena;
 }
 
 }  // namespace
 
+const char* ExactSearchOutcomeName(ExactSearchOutcome outcome) {
+  switch (outcome) {
+    case ExactSearchOutcome::kFound:
+      return "found";
+    case ExactSearchOutcome::kInfeasible:
+      return "infeasible";
+    case ExactSearchOutcome::kBudget:
+      return "budget";
+    case ExactSearchOutcome::kTooLarge:
+      return "too large";
+  }
+  return "?";
+}
+
 ExactSearchOutcome FindPlacementWithin(absl::Span<const BufferInterval> buffers, int64_t alignment,
                                        int64_t capacity_bytes, double budget_ms,
-                                       std::vector<int64_t>* offsets, int64_t* nodes) {
-  OPREG_CHECK_VALUE(ValidateBuffers(buffers, alignment).ok(),
-                    "FindPlacementWithin: ", ValidateBuffers(buffers, alignment).message());
+                                       Placement* placement, int64_t* nodes) {
+  const absl::Status valid = ValidateBuffers(buffers, alignment);
+  OPREG_CHECK_VALUE(valid.ok(), "FindPlacementWithin: ", valid.message());
   OPREG_CHECK_VALUE(capacity_bytes >= 0, "FindPlacementWithin: capacity ", capacity_bytes,
                     " is negative");
   const Clock::time_point deadline = DeadlineAfter(budget_ms);
   if (nodes != nullptr) *nodes = 0;
   const Problem p = MakeProblem(buffers, alignment);
-  return Decide(p, buffers.size(), alignment, capacity_bytes / alignment, deadline, offsets, nodes);
+  return Decide(p, buffers, alignment, capacity_bytes / alignment, deadline, placement, nodes);
 }
 
 void ImprovePlacementExactly(absl::Span<const BufferInterval> buffers, int64_t alignment,
@@ -454,7 +466,7 @@ void ImprovePlacementExactly(absl::Span<const BufferInterval> buffers, int64_t a
   int64_t best = placement->arena_bytes / alignment;
   bool proven = true;  // every capacity below lo was shown infeasible
   bool first = true;   // the lower bound is tried first
-  std::vector<int64_t> offsets;
+  Placement found;
   while (lo < best) {
     // The lower bound first (often feasible, and then optimal at once), then bisection.
     const int64_t capacity = first ? lo : lo + (best - 1 - lo) / 2;
@@ -465,14 +477,8 @@ void ImprovePlacementExactly(absl::Span<const BufferInterval> buffers, int64_t a
     const Clock::time_point slice = capacity == best - 1 ? deadline : now + (deadline - now) / 2;
     first = false;
     const ExactSearchOutcome outcome =
-        Decide(p, buffers.size(), alignment, capacity, slice, &offsets, &placement->search_nodes);
+        Decide(p, buffers, alignment, capacity, slice, &found, &placement->search_nodes);
     if (outcome == ExactSearchOutcome::kFound) {
-      Placement found;
-      found.offsets = offsets;
-      found.arena_bytes = ArenaOf(buffers, offsets, alignment);
-      const absl::Status valid = VerifyPlacement(buffers, found, alignment);
-      OPREG_CHECK(valid.ok(), "exact placement search: internal error, the placement found does ",
-                  "not verify: ", valid.message());
       best = found.arena_bytes / alignment;
       placement->offsets = std::move(found.offsets);
       placement->arena_bytes = found.arena_bytes;

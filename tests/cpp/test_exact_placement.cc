@@ -109,10 +109,10 @@ TEST_CASE("exact mode finds the optimum of small instances, and proves it", "[ex
     CHECK(exact.optimal_by == (optimum == lb ? "lower bound" : "search"));
     CHECK(opreg::VerifyPlacement(buffers, exact, 1).ok());
     // The decision search agrees on both sides of the optimum.
-    std::vector<int64_t> offsets;
-    CHECK(opreg::FindPlacementWithin(buffers, 1, optimum, 10000, &offsets) ==
+    Placement found;
+    CHECK(opreg::FindPlacementWithin(buffers, 1, optimum, 10000, &found) ==
           ExactSearchOutcome::kFound);
-    CHECK(opreg::FindPlacementWithin(buffers, 1, optimum - 1, 10000, &offsets) ==
+    CHECK(opreg::FindPlacementWithin(buffers, 1, optimum - 1, 10000, &found) ==
           ExactSearchOutcome::kInfeasible);
   }
   std::printf("small instances: %d of 150 have their optimum above the lower bound\n", above_lb);
@@ -130,8 +130,8 @@ TEST_CASE("exact mode proves an optimum above the lower bound by search", "[exac
   CHECK(p.optimal_by == "search");
   CHECK(p.search == "optimal");
   CHECK(opreg::VerifyPlacement(buffers, p, 1).ok());
-  std::vector<int64_t> offsets;
-  CHECK(opreg::FindPlacementWithin(buffers, 1, 11, 10000, &offsets) ==
+  Placement found;
+  CHECK(opreg::FindPlacementWithin(buffers, 1, 11, 10000, &found) ==
         ExactSearchOutcome::kInfeasible);
 }
 
@@ -142,16 +142,16 @@ TEST_CASE("exact mode respects alignment and reports what it proved", "[exact]")
   CHECK(p.arena_bytes == 256);
   CHECK(p.optimal_by == "lower bound");
   for (int64_t o : p.offsets) CHECK(o % 64 == 0);
-  std::vector<int64_t> offsets;
-  CHECK(opreg::FindPlacementWithin(buffers, 64, 192, 1000, &offsets) ==
+  Placement found;
+  CHECK(opreg::FindPlacementWithin(buffers, 64, 192, 1000, &found) ==
         ExactSearchOutcome::kInfeasible);
-  CHECK(opreg::FindPlacementWithin(buffers, 64, 256, 1000, &offsets) == ExactSearchOutcome::kFound);
-  REQUIRE(offsets.size() == buffers.size());
+  CHECK(opreg::FindPlacementWithin(buffers, 64, 256, 1000, &found) == ExactSearchOutcome::kFound);
+  REQUIRE(found.offsets.size() == buffers.size());
   // Without a budget nothing is searched; the lower bound still proves heuristic optima.
   const Placement h = opreg::PlaceBuffers(buffers, {64});
   CHECK(h.search.empty());
   CHECK(h.optimal_by == "lower bound");
-  CHECK_THROWS_AS(opreg::FindPlacementWithin(buffers, 0, 256, 1, &offsets), opreg::Error);
+  CHECK_THROWS_AS(opreg::FindPlacementWithin(buffers, 0, 256, 1, &found), opreg::Error);
 }
 
 }  // namespace

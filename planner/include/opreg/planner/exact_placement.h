@@ -36,14 +36,19 @@ enum class ExactSearchOutcome {
   kTooLarge,    // not searched: more buffers or time overlaps than the search takes
 };
 
+// "found", "infeasible", "budget" or "too large".
+const char* ExactSearchOutcomeName(ExactSearchOutcome outcome);
+
 // The search takes at most this many buffers of positive size (its memory grows with n^2).
 constexpr size_t kExactSearchMaxBuffers = 2048;
 
-// Offsets within `capacity_bytes` (a multiple of `alignment`), or the outcome that says why
-// none came back. `nodes`, when given, receives the number of search nodes visited.
+// A placement within `capacity_bytes` (rounded down to a multiple of `alignment`): on kFound,
+// `placement` gets its offsets, arena_bytes (<= the capacity) and strategy "exact", verified;
+// otherwise the outcome says why none came back. `nodes`, when given, receives the number of
+// search nodes visited.
 ExactSearchOutcome FindPlacementWithin(absl::Span<const BufferInterval> buffers, int64_t alignment,
                                        int64_t capacity_bytes, double budget_ms,
-                                       std::vector<int64_t>* offsets, int64_t* nodes = nullptr);
+                                       Placement* placement, int64_t* nodes = nullptr);
 
 // Improves `placement` (a valid placement of `buffers`, PlaceBuffers' result) with the exact
 // search for up to `budget_ms`: sets its offsets, arena_bytes and strategy ("exact") when the
