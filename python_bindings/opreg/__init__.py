@@ -2,14 +2,19 @@
 
     import numpy as np, opreg
     x = np.ones((2, 3), np.float32)
-    y = opreg.ops.opreg.rms_norm(x, np.ones(3, np.float32), 1e-6)   # NumPy in, opreg.Tensor out
-    y.numpy()                                                          # zero-copy view
+    y = opreg.ops.opreg.rms_norm(x, np.ones(3, np.float32), 1e-6)   # NumPy in, ndarray out
+
+Results come back in the framework of the tensor arguments, zero-copy: torch tensors in, torch
+tensors out (torch's C DLPack exchange API, no Python-level call per tensor); NumPy arrays in,
+NumPy arrays out (dtypes NumPy has; others stay opreg.Tensor); opreg.Tensor otherwise. Inside
+`with opreg.returning_opreg_tensors():` every result is an opreg.Tensor.
 
 See `opreg.Library`, `opreg.custom_op`, `opreg.graph` and `opreg.symm_mem`.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+import contextlib
+from typing import Any, Iterator, Optional, Sequence, Union
 
 from . import _C
 from ._C import (
@@ -35,6 +40,17 @@ from .library import Library
 from . import cuda, symm_mem
 
 __version__: str = _C.__version__
+
+
+@contextlib.contextmanager
+def returning_opreg_tensors(enabled: bool = True) -> Iterator[None]:
+    """Op calls on this thread return opreg.Tensor results inside the block, whatever framework
+    their tensor arguments came from (torch, NumPy); `enabled=False` restores the default."""
+    old = _C._set_return_opreg_tensors(enabled)
+    try:
+        yield
+    finally:
+        _C._set_return_opreg_tensors(old)
 
 
 def tensor(data: Any, dtype: Optional[str] = None) -> Tensor:
@@ -69,6 +85,7 @@ __all__ = [
     "list_ops",
     "ones",
     "ops",
+    "returning_opreg_tensors",
     "schema",
     "static_registration_errors",
     "symm_mem",

@@ -129,7 +129,7 @@ ArgConv ArgConvFor(const Type& type) {
 Tensor ToTensor(py::handle obj) {
   if (GraphCapture* capture = ActiveCapture()) return CaptureTensor(capture, obj);
   if (PyTensor* p = AsPyTensor(obj)) return p->tensor;
-  return TensorFromDLPack(obj);
+  return ImportForeignTensor(obj);
 }
 
 IValue ToIValueGeneric(py::handle obj) {
@@ -200,7 +200,7 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
   switch (conv.conv) {
     case Conv::kTensor:
       if (o == Py_None) break;
-      if (AsPyTensor(obj) == nullptr && !IsDLPackProducer(obj)) {
+      if (AsPyTensor(obj) == nullptr && !HasFastImport(obj) && !IsDLPackProducer(obj)) {
         ThrowBadArg(obj, "Tensor (opreg.Tensor or a DLPack producer)", op, index);
       }
       return IValue(ToTensor(obj));
@@ -358,7 +358,7 @@ py::object FromIValue(const IValue& v) {
     case IValue::Tag::kNone:
       return py::none();
     case IValue::Tag::kTensor:
-      return WrapTensor(v.toTensor());
+      return WrapResultTensor(v.toTensor());
     case IValue::Tag::kInt:
       return py::int_(v.toInt());
     case IValue::Tag::kDouble:
@@ -385,13 +385,13 @@ py::object FromIValue(const IValue& v) {
       return py::cast(v.toStringList());
     case IValue::Tag::kTensorList: {
       py::list l;
-      for (const Tensor& t : v.toTensorList()) l.append(WrapTensor(t));
+      for (const Tensor& t : v.toTensorList()) l.append(WrapResultTensor(t));
       return l;
     }
     case IValue::Tag::kOptionalTensorList: {
       py::list l;
       for (const auto& t : v.toOptionalTensorList()) {
-        l.append(t ? WrapTensor(*t) : py::none());
+        l.append(t ? WrapResultTensor(*t) : py::none());
       }
       return l;
     }

@@ -31,6 +31,24 @@ PyObject* ExceptionFor(ErrorKind kind) {
 
 void CheckStatus(const absl::Status& status) { ThrowIfError(status); }
 
+void SetPythonErrorFromCurrentException() {
+  try {
+    throw;
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const py::builtin_exception& e) {
+    e.set_error();
+  } catch (const Error& e) {
+    PyErr_SetString(ExceptionFor(e.kind()), e.what());
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {
+    PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception");
+  }
+}
+
 void InitErrors(py::module_& m) {
   py::register_exception_translator([](std::exception_ptr p) {
     try {

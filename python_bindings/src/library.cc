@@ -125,6 +125,9 @@ KernelFunction MakePythonKernel(std::shared_ptr<PyFn> state) {
     OPREG_CHECK(stack->size() >= n, "[", op.operator_name().str(), "] boxed call with ",
                 stack->size(), " values for ", n, " arguments");
     const size_t first = stack->size() - n;
+    // The kernel gets opreg.Tensor arguments whatever its caller passed, and what it returns
+    // does not change the framework of the caller's results.
+    CallOriginScope origin(/*op_call=*/false);
     py::object result = CallPython(state->fn, op, *stack, first, py::handle());
     Stack inputs;
     if (state->check_aliasing) inputs.assign(stack->begin() + first, stack->end());
@@ -140,6 +143,7 @@ KernelFunction MakePythonFallback(std::shared_ptr<PyFn> state) {
     OPREG_CHECK(state->fn != nullptr, "the Python fallback was unregistered");
     const size_t n = op.schema().arguments().size();
     const size_t first = stack->size() - std::min(n, stack->size());
+    CallOriginScope origin(/*op_call=*/false);  // as in MakePythonKernel
     py::object result = CallPython(state->fn, op, *stack, first, MakeOverload(op));
     stack->resize(first);
     PushReturns(op, result, stack);

@@ -9,6 +9,7 @@ PYBIND11_MODULE(_C, m) {
   m.attr("__version__") = OPREG_PY_VERSION;
   InitErrors(m);
   InitTensor(m);
+  InitFrameworkTensors(m);
   InitOps(m);
   InitLibrary(m);
   InitGraph(m);

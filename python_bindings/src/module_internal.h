@@ -5,6 +5,7 @@
 // re-acquire it when the dispatcher calls them.
 #pragma once
 
+#include <dlpack/dlpack.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -16,6 +17,11 @@
 #include "opreg/core/ivalue.h"
 #include "opreg/core/tensor.h"
 #include "opreg/dispatch/dispatcher.h"
+
+// Versioned capsules and frameworks' C exchange API need DLPack >= 1.2 (python_bindings/
+// CMakeLists.txt takes the header from the apache-tvm-ffi package, not Debian's 0.6).
+static_assert(DLPACK_MAJOR_VERSION > 1 || (DLPACK_MAJOR_VERSION == 1 && DLPACK_MINOR_VERSION >= 2),
+              "opreg._C needs the DLPack >= 1.2 header (DLPackExchangeAPI)");
 
 namespace opreg::python {
 
@@ -43,8 +49,70 @@ bool IsDLPackProducer(py::handle obj);
 DType ParseDTypeArg(py::handle obj);
 Device ParseDeviceArg(py::handle obj);
 std::vector<int64_t> ShapeArg(py::handle obj);
-// Imports a DLPack producer (or a "dltensor" capsule) without copying.
+// Imports a DLPack producer (or a "dltensor" / "dltensor_versioned" capsule) without copying.
+// Producers are asked for a versioned capsule first (`__dlpack__(max_version=...)`).
 Tensor TensorFromDLPack(py::handle obj);
+// A DLPack 1.x export of `tensor` (not undefined, not meta) that keeps it alive until its
+// deleter runs; `copied` sets DLPACK_FLAG_BITMASK_IS_COPIED. Counted by the export test hooks.
+DLManagedTensorVersioned* ExportVersioned(const Tensor& tensor, bool copied);
+// A writable NumPy array over an opreg.Tensor object's memory (CPU, NumPy dtypes), its base
+// keeping the tensor alive. Throws opreg::Error otherwise.
+py::object NumpyView(py::object opreg_tensor);
+
+// ---- framework_tensors.cc ----
+// Where the tensors of the running opreg.ops call came from, so that its results go back in
+// the caller's framework (torch in: torch out; NumPy in: NumPy out). One per thread; an
+// OpOverload call and a Python kernel's arguments each start a fresh one (CallOriginScope).
+struct CallOrigin {
+  bool op_call = false;                    // inside an opreg.ops call: results follow the origin
+  const DLPackExchangeAPI* api = nullptr;  // exchange API of the first framework tensor (torch)
+  bool numpy = false;                      // some tensor came from a NumPy array
+  int32_t cuda_device = -1;                // device of the first CUDA tensor from `api`
+  bool last_import_readonly = false;       // the last imported tensor was read-only
+};
+CallOrigin& ThisCallOrigin();
+class CallOriginScope {
+ public:
+  // `op_call`: an opreg.ops call, whose results follow its tensors' origin; false for scopes
+  // that only isolate (Python kernels' arguments, conversions outside calls).
+  explicit CallOriginScope(bool op_call) : saved_(ThisCallOrigin()) {
+    ThisCallOrigin() = CallOrigin{};
+    ThisCallOrigin().op_call = op_call;
+  }
+  ~CallOriginScope() { ThisCallOrigin() = saved_; }
+  CallOrigin& Get() { return ThisCallOrigin(); }
+  CallOriginScope(const CallOriginScope&) = delete;
+  CallOriginScope& operator=(const CallOriginScope&) = delete;
+
+ private:
+  CallOrigin saved_;
+};
+// Imports a tensor of another framework without copying and without a Python-level call where
+// the framework allows: torch (any type with __dlpack_c_exchange_api__) through its C exchange
+// API, NumPy arrays through the buffer protocol, other producers and capsules through
+// __dlpack__. Records the origin in ThisCallOrigin(). Throws opreg::Error (kType) for objects
+// that are none of these, and for layouts opreg cannot view (negative strides).
+Tensor ImportForeignTensor(py::handle obj);
+// True for objects ImportForeignTensor reads from C (torch tensors, NumPy arrays).
+bool HasFastImport(py::handle obj);
+// The Python object for a result tensor: a torch tensor (zero-copy) when the call's origin is
+// torch, an ndarray when it is NumPy (NumPy dtypes on CPU), else an opreg.Tensor; always an
+// opreg.Tensor while opreg.returning_opreg_tensors() is in effect on this thread.
+py::object WrapResultTensor(Tensor t);
+// For a CUDA call with torch tensors: makes torch's current stream on their device opreg's
+// current stream for the scope (then restores it); no-op otherwise.
+class OriginStreamScope {
+ public:
+  OriginStreamScope();
+  ~OriginStreamScope();
+  OriginStreamScope(const OriginStreamScope&) = delete;
+  OriginStreamScope& operator=(const OriginStreamScope&) = delete;
+
+ private:
+  int32_t device_ = -1;
+  void* saved_ = nullptr;
+};
+void InitFrameworkTensors(py::module_& m);
 
 // ---- convert.cc ----
 // How one schema type converts from Python (precomputed per argument).
@@ -116,5 +184,8 @@ void InitCuda(py::module_& m);
 
 // Throws opreg::Error for a non-OK status (translated like every opreg::Error).
 void CheckStatus(const absl::Status& status);
+// Inside a catch block of code that pybind11 does not wrap (vectorcall functions): sets the
+// Python exception for the exception being handled, as pybind11's translators would.
+void SetPythonErrorFromCurrentException();
 
 }  // namespace opreg::python

@@ -18,24 +18,31 @@ class OpOverload {
 
   const OperatorHandle& handle() const { return op_; }
 
-  py::object Call(py::args args, py::kwargs kwargs) {
+  // The call with CPython's vectorcall convention: `nargs` positional values, then one value
+  // per name in `kwnames` (a tuple, or null). No argument tuple or dict is built.
+  py::object Call(PyObject* const* args, size_t nargs, PyObject* kwnames) {
     const OpDefinition* def = op_.entry().definition();
     if (def != cached_) Rebuild(def);
-    const size_t nargs = args.size();
     if (nargs > num_positional_ && !vararg_) {
       throw Error(ErrorKind::kType, StrCat("[", op_.operator_name().str(), "] takes ",
                                            num_positional_, " positional arguments but ", nargs,
                                            " were given"));
     }
+    // Results go back in the framework of the tensor arguments (torch, NumPy, opreg).
+    CallOriginScope origin(/*op_call=*/true);
     Stack stack;
     stack.reserve(convs_.size());
     for (size_t i = 0; i < nargs; ++i) {
-      stack.push_back(ToIValue(args[i], i < convs_.size() ? convs_[i] : ArgConv{}, &op_, i));
+      origin.Get().last_import_readonly = false;
+      stack.push_back(
+          ToIValue(py::handle(args[i]), i < convs_.size() ? convs_[i] : ArgConv{}, &op_, i));
+      if (origin.Get().last_import_readonly) CheckWritable(i, args[i]);
     }
-    if (kwargs && !kwargs.empty()) {
+    const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nkw > 0) {
       std::vector<std::optional<IValue>> slots(convs_.size());
-      for (auto item : kwargs) {
-        const std::string name = py::reinterpret_borrow<py::str>(item.first);
+      for (Py_ssize_t k = 0; k < nkw; ++k) {
+        const std::string name = py::reinterpret_borrow<py::str>(PyTuple_GET_ITEM(kwnames, k));
         auto it = index_.find(name);
         if (it == index_.end()) {
           throw Error(ErrorKind::kType, StrCat("[", op_.operator_name().str(),
@@ -47,7 +54,9 @@ class OpOverload {
                                                "] got multiple values for argument '", name,
                                                "' (#", i, ")"));
         }
-        slots[i] = ToIValue(item.second, convs_[i], &op_, i);
+        origin.Get().last_import_readonly = false;
+        slots[i] = ToIValue(py::handle(args[nargs + k]), convs_[i], &op_, i);
+        if (origin.Get().last_import_readonly) CheckWritable(i, args[nargs + k]);
       }
       const auto& schema_args = def->schema.arguments();
       for (size_t i = nargs; i < slots.size(); ++i) {
@@ -63,12 +72,26 @@ class OpOverload {
         }
       }
     }
-    op_.CallBoxed(&stack);  // fills defaults, checks types, dispatches (or is captured)
+    {
+      OriginStreamScope stream;  // CUDA torch tensors: the call runs on torch's current stream
+      op_.CallBoxed(&stack);     // fills defaults, checks types, dispatches (or is captured)
+    }
     if (GraphCapture* capture = ActiveCapture()) return CaptureResults(capture, op_, stack);
     return ReturnsToPython(stack);
   }
 
   std::string Name() const { return op_.operator_name().str(); }
+
+  // A read-only array (NumPy's writeable=False, a DLPack capsule flagged read-only) may be read
+  // by an op but never passed where the schema writes.
+  void CheckWritable(size_t i, PyObject* obj) const {
+    const auto& schema_args = cached_->schema.arguments();
+    if (i >= schema_args.size() || !schema_args[i].is_write()) return;
+    throw Error(ErrorKind::kValue,
+                ArgErrorMessage(op_.operator_name().str(), schema_args[i].name(),
+                                static_cast<int>(i), "a writable tensor (the op writes to it)",
+                                StrCat("a read-only ", Py_TYPE(obj)->tp_name)));
+  }
   std::string Schema() const { return op_.schema().str(); }
 
  private:
@@ -112,12 +135,12 @@ class OpPacket {
     if (!op) {
       throw py::attribute_error(StrCat("'", name_, "' has no overload '", overload, "'"));
     }
-    py::object o = py::cast(OpOverload(*op));
+    py::object o = MakeOverload(*op);
     overloads_.emplace(overload, o);
     return o;
   }
 
-  py::object Call(py::args args, py::kwargs kwargs) {
+  py::object Call(PyObject* const* args, size_t nargs, PyObject* kwnames) {
     if (!default_) {
       if (!Dispatcher::Get().FindOp(name_)) {
         std::vector<std::string> overloads = Overloads();
@@ -132,7 +155,7 @@ class OpPacket {
       default_ = Overload("default");
       default_ptr_ = default_.cast<OpOverload*>();
     }
-    return default_ptr_->Call(std::move(args), std::move(kwargs));
+    return default_ptr_->Call(args, nargs, kwnames);
   }
 
   std::vector<std::string> Overloads() const {
@@ -152,13 +175,62 @@ class OpPacket {
   OpOverload* default_ptr_ = nullptr;
 };
 
+// OpOverload and OpPacket objects are called through CPython's vectorcall protocol rather than
+// pybind11's `__call__` dispatch, which builds an argument tuple and dict per call (the tuple is
+// GC-tracked, so calls in a loop also run the garbage collector): a function pointer stored
+// after pybind11's instance struct, installed on the first call through tp_call.
+template <class T>
+PyObject* Vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  try {
+    auto* inst = reinterpret_cast<py::detail::instance*>(self);
+    T* obj = static_cast<T*>(inst->get_value_and_holder().value_ptr());
+    return obj->Call(args, PyVectorcall_NARGS(nargsf), kwnames).release().ptr();
+  } catch (...) {
+    SetPythonErrorFromCurrentException();
+    return nullptr;
+  }
+}
+
+template <class T>
+vectorcallfunc* VectorcallSlot(PyObject* self) {
+  return reinterpret_cast<vectorcallfunc*>(reinterpret_cast<char*>(self) +
+                                           Py_TYPE(self)->tp_vectorcall_offset);
+}
+
+template <class T>
+PyObject* TpCall(PyObject* self, PyObject* args, PyObject* kwargs) {
+  *VectorcallSlot<T>(self) = &Vectorcall<T>;
+  return PyVectorcall_Call(self, args, kwargs);
+}
+
+// Room for the vectorcall pointer after pybind11's instance, and the call slots.
+template <class T>
+py::custom_type_setup VectorcallTypeSetup() {
+  return py::custom_type_setup([](PyHeapTypeObject* heap) {
+    PyTypeObject* type = &heap->ht_type;
+    type->tp_vectorcall_offset = type->tp_basicsize;
+    type->tp_basicsize += sizeof(vectorcallfunc);
+    type->tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
+    type->tp_call = &TpCall<T>;
+  });
+}
+
+template <class T>
+py::object WithVectorcall(py::object obj) {
+  *VectorcallSlot<T>(obj.ptr()) = &Vectorcall<T>;
+  return obj;
+}
+
 }  // namespace
 
-py::object MakeOverload(const OperatorHandle& op) { return py::cast(OpOverload(op)); }
+py::object MakeOverload(const OperatorHandle& op) {
+  return WithVectorcall<OpOverload>(py::cast(OpOverload(op)));
+}
 
 void InitOps(py::module_& m) {
-  py::class_<OpOverload>(m, "OpOverload", "One overload of an op: `opreg.ops.ns.op.overload`.")
-      .def("__call__", &OpOverload::Call)
+  // __call__ is the tp_call slot (VectorcallTypeSetup), not a pybind11 method.
+  py::class_<OpOverload>(m, "OpOverload", "One overload of an op: `opreg.ops.ns.op.overload`.",
+                         VectorcallTypeSetup<OpOverload>())
       .def_property_readonly("name", &OpOverload::Name, "'ns::op.overload'")
       .def_property_readonly("schema", &OpOverload::Schema, "The canonical schema text.")
       .def_property_readonly(
@@ -170,9 +242,9 @@ void InitOps(py::module_& m) {
       .def("__repr__", [](const OpOverload& o) {
         return StrCat("<opreg.OpOverload ", o.Name(), ">");
       });
-  py::class_<OpPacket>(m, "OpPacket", "An op and its overloads: `opreg.ops.ns.op`.")
+  py::class_<OpPacket>(m, "OpPacket", "An op and its overloads: `opreg.ops.ns.op`.",
+                       VectorcallTypeSetup<OpPacket>())
       .def(py::init<std::string>(), py::arg("qualified_name"))
-      .def("__call__", &OpPacket::Call)
       .def("__getattr__", &OpPacket::Overload, py::arg("overload"))
       .def("overloads", &OpPacket::Overloads)
       .def_property_readonly("name", &OpPacket::name)

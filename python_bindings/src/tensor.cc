@@ -63,16 +63,76 @@ py::capsule ExportCapsule(const Tensor& t) {
   return py::reinterpret_steal<py::capsule>(cap);
 }
 
-// Takes ownership of the DLManagedTensor of a "dltensor" capsule.
+// A versioned export: the DLManagedTensorVersioned, the tensor that keeps the data alive and
+// the shape/strides it points at, freed together.
+struct VersionedExport {
+  DLManagedTensorVersioned managed{};
+  Tensor tensor;
+  std::vector<int64_t> sizes;
+};
+
+void DeleteVersionedExport(DLManagedTensorVersioned* self) {
+  delete static_cast<VersionedExport*>(self->manager_ctx);
+  g_live_exports.fetch_sub(1, std::memory_order_relaxed);
+  g_export_deleter_calls.fetch_add(1, std::memory_order_relaxed);
+}
+
+void VersionedCapsuleDestructor(PyObject* capsule) {
+  if (PyCapsule_IsValid(capsule, "used_dltensor_versioned")) return;
+  auto* m = static_cast<DLManagedTensorVersioned*>(
+      PyCapsule_GetPointer(capsule, "dltensor_versioned"));
+  if (m == nullptr) {
+    PyErr_WriteUnraisable(capsule);
+    return;
+  }
+  if (m->deleter != nullptr) m->deleter(m);
+}
+
+void ReleaseImportedVersioned(void* context) {
+  auto* m = static_cast<DLManagedTensorVersioned*>(context);
+  if (m->deleter != nullptr) m->deleter(m);
+}
+
+// Takes ownership of the DLManagedTensorVersioned of a "dltensor_versioned" capsule.
+Tensor ImportVersionedCapsule(py::handle capsule) {
+  auto* m = static_cast<DLManagedTensorVersioned*>(
+      PyCapsule_GetPointer(capsule.ptr(), "dltensor_versioned"));
+  if (m == nullptr) throw py::error_already_set();
+  if (m->version.major != DLPACK_MAJOR_VERSION) {
+    throw Error(ErrorKind::kValue, StrCat("from_dlpack: the capsule is DLPack ", m->version.major,
+                                          ".", m->version.minor, "; opreg reads DLPack ",
+                                          DLPACK_MAJOR_VERSION, ".x"));
+  }
+  absl::StatusOr<Tensor> t = FromDLTensor(m->dl_tensor, m, &ReleaseImportedVersioned);
+  CheckStatus(t.status());
+  PyCapsule_SetName(capsule.ptr(), "used_dltensor_versioned");
+  ThisCallOrigin().last_import_readonly = (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+  return *std::move(t);
+}
+
+py::capsule ExportVersionedCapsule(const Tensor& t, bool copied) {
+  DLManagedTensorVersioned* m = ExportVersioned(t, copied);
+  PyObject* cap = PyCapsule_New(m, "dltensor_versioned", &VersionedCapsuleDestructor);
+  if (cap == nullptr) {
+    m->deleter(m);
+    throw py::error_already_set();
+  }
+  return py::reinterpret_steal<py::capsule>(cap);
+}
+
+// Takes ownership of the tensor of a "dltensor" (legacy) or "dltensor_versioned" capsule.
 Tensor ImportCapsule(py::handle capsule) {
-  if (PyCapsule_IsValid(capsule.ptr(), "used_dltensor")) {
+  if (PyCapsule_IsValid(capsule.ptr(), "used_dltensor") ||
+      PyCapsule_IsValid(capsule.ptr(), "used_dltensor_versioned")) {
     throw Error(ErrorKind::kValue,
                 "from_dlpack: this DLPack capsule was already consumed (it can be used once)");
   }
+  if (PyCapsule_IsValid(capsule.ptr(), "dltensor_versioned")) {
+    return ImportVersionedCapsule(capsule);
+  }
   if (!PyCapsule_IsValid(capsule.ptr(), "dltensor")) {
     throw Error(ErrorKind::kType,
-                "from_dlpack: expected a DLPack capsule named 'dltensor' (legacy DLPack); "
-                "versioned capsules are not supported");
+                "from_dlpack: expected a DLPack capsule named 'dltensor' or 'dltensor_versioned'");
   }
   auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
   absl::StatusOr<Tensor> t = FromDLPack(m);
@@ -80,7 +140,16 @@ Tensor ImportCapsule(py::handle capsule) {
   CheckStatus(t.status());
   // The tensor owns it now; renaming tells the capsule's destructor not to free it.
   PyCapsule_SetName(capsule.ptr(), "used_dltensor");
+  ThisCallOrigin().last_import_readonly = false;
   return *std::move(t);
+}
+
+// True when a `max_version` argument of __dlpack__ asks for DLPack 1.x or later.
+bool WantsVersioned(py::handle max_version) {
+  if (max_version.is_none()) return false;
+  py::tuple v = py::reinterpret_borrow<py::object>(max_version).cast<py::tuple>();
+  OPREG_CHECK_VALUE(v.size() >= 1, "__dlpack__: max_version must be a (major, minor) tuple");
+  return v[0].cast<int64_t>() >= 1;
 }
 
 std::string DTypeStr(DType d) { return std::string(TorchDTypeName(d)); }
@@ -116,6 +185,25 @@ py::tuple ToTuple(IntArrayRef v) {
   return t;
 }
 
+}  // namespace
+
+DLManagedTensorVersioned* ExportVersioned(const Tensor& tensor, bool copied) {
+  OPREG_CHECK_VALUE(tensor.defined(), "__dlpack__: the tensor is undefined");
+  OPREG_CHECK_VALUE(!tensor.is_meta(), "__dlpack__: meta tensors have no data to export (",
+                    tensor.ToString(), ")");
+  auto e = std::make_unique<VersionedExport>();
+  e->tensor = tensor;
+  e->sizes.resize(2 * static_cast<size_t>(tensor.dim()));
+  DescribeDLTensor(tensor, e->sizes.data(), e->sizes.data() + tensor.dim(), &e->managed.dl_tensor);
+  e->managed.version.major = DLPACK_MAJOR_VERSION;
+  e->managed.version.minor = DLPACK_MINOR_VERSION;
+  e->managed.manager_ctx = e.get();
+  e->managed.deleter = &DeleteVersionedExport;
+  e->managed.flags = copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0;
+  g_live_exports.fetch_add(1, std::memory_order_relaxed);
+  return &e.release()->managed;
+}
+
 // A writable ndarray over the tensor's memory whose base keeps the tensor alive. (NumPy marks
 // arrays imported through legacy DLPack read-only, so this goes through the array API.)
 py::object NumpyView(py::object self) {
@@ -134,8 +222,6 @@ py::object NumpyView(py::object self) {
   return py::array(dt, shape, strides, t.data_ptr(), self);
 }
 
-}  // namespace
-
 py::object WrapTensor(Tensor t) {
   if (!t.defined()) return py::none();
   return py::cast(PyTensor{std::move(t), -1, 0});
@@ -153,7 +239,7 @@ PyTensor* AsPyTensor(py::handle obj) {
 }
 
 bool IsDLPackProducer(py::handle obj) {
-  return PyCapsule_CheckExact(obj.ptr()) || py::hasattr(obj, "__dlpack__");
+  return HasFastImport(obj) || PyCapsule_CheckExact(obj.ptr()) || py::hasattr(obj, "__dlpack__");
 }
 
 Tensor TensorFromDLPack(py::handle obj) {
@@ -165,7 +251,24 @@ Tensor TensorFromDLPack(py::handle obj) {
                        "(NumPy array, torch tensor), got ",
                        std::string(py::str(py::type::handle_of(obj).attr("__name__")))));
   }
-  py::object capsule = fn();
+  // DLPack 1.x first (versioned capsule, read-only flag); producers older than the
+  // max_version keyword raise TypeError and are asked again for a legacy capsule.
+  py::object capsule;
+  PyObject* kw = Py_BuildValue("{s:(ii)}", "max_version", DLPACK_MAJOR_VERSION,
+                               DLPACK_MINOR_VERSION);
+  if (kw == nullptr) throw py::error_already_set();
+  PyObject* empty = PyTuple_New(0);
+  PyObject* r = PyObject_Call(fn.ptr(), empty, kw);
+  Py_DECREF(empty);
+  Py_DECREF(kw);
+  if (r != nullptr) {
+    capsule = py::reinterpret_steal<py::object>(r);
+  } else if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+    PyErr_Clear();
+    capsule = fn();
+  } else {
+    throw py::error_already_set();
+  }
   return ImportCapsule(capsule);
 }
 
@@ -243,14 +346,15 @@ void InitTensor(py::module_& m) {
           "__dlpack__",
           [](const PyTensor& self, py::object stream, py::object max_version, py::object dl_device,
              py::object copy) {
-            if (!copy.is_none() && copy.cast<bool>()) {
-              return ExportCapsule(self.tensor.clone());
-            }
-            return ExportCapsule(self.tensor);
+            const bool copied = !copy.is_none() && copy.cast<bool>();
+            const Tensor& t = copied ? self.tensor.clone() : self.tensor;
+            if (WantsVersioned(max_version)) return ExportVersionedCapsule(t, copied);
+            return ExportCapsule(t);
           },
           py::arg("stream") = py::none(), py::kw_only(), py::arg("max_version") = py::none(),
           py::arg("dl_device") = py::none(), py::arg("copy") = py::none(),
-          "Exports a legacy DLPack capsule ('dltensor') that shares this tensor's memory.")
+          "Exports a DLPack capsule sharing this tensor's memory: versioned ('dltensor_versioned', "
+          "writable) when max_version asks for DLPack 1.x, else legacy ('dltensor').")
       .def("__dlpack_device__",
            [](const PyTensor& self) {
              const Device d = self.tensor.device();
@@ -311,7 +415,8 @@ void InitTensor(py::module_& m) {
       "from_dlpack",
       [](py::handle obj) -> py::object {
         if (AsPyTensor(obj) != nullptr) return py::reinterpret_borrow<py::object>(obj);
-        return WrapTensor(TensorFromDLPack(obj));
+        CallOriginScope isolate(/*op_call=*/false);
+        return WrapTensor(ImportForeignTensor(obj));
       },
       py::arg("obj"),
       "An opreg.Tensor sharing the memory of a DLPack producer (NumPy array, torch tensor, "

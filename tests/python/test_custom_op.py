@@ -104,8 +104,8 @@ def test_custom_op_end_to_end(ns):
 
     assert scale.schema == f"{ns}::scale(Tensor x, float alpha=2.) -> Tensor"
     x = np.arange(3, dtype=np.float32)
-    np.testing.assert_array_equal(scale(x).numpy(), x * 2)
-    np.testing.assert_array_equal(getattr(opreg.ops, ns).scale(x, alpha=3).numpy(), x * 3)
+    np.testing.assert_array_equal(np.asarray(scale(x)), x * 2)
+    np.testing.assert_array_equal(np.asarray(getattr(opreg.ops, ns).scale(x, alpha=3)), x * 3)
 
     @scale.register_fake
     def _(x, alpha=2.0):
@@ -118,7 +118,7 @@ def test_custom_op_end_to_end(ns):
     def _(x, alpha=2.0):
         return x.numpy() * alpha + 100
 
-    np.testing.assert_array_equal(scale(x).numpy(), x * 2 + 100)
+    np.testing.assert_array_equal(np.asarray(scale(x)), x * 2 + 100)
 
 
 def test_custom_op_mutation(ns):
@@ -155,7 +155,7 @@ def test_custom_op_explicit_schema(ns):
     def add1(x):
         return x.numpy() + 1
 
-    np.testing.assert_array_equal(add1(np.zeros(2, np.float32)).numpy(), [1, 1])
+    np.testing.assert_array_equal(np.asarray(add1(np.zeros(2, np.float32))), [1, 1])
     with pytest.raises(ValueError, match="The schema suggests that the op mutates"):
         opreg.custom_op(f"{ns}::m", mutates_args=(), schema="(Tensor(a!) x) -> ()")(lambda x: None)
 

@@ -28,7 +28,7 @@ def test_registrations_live_as_long_as_the_library(ns):
     lib2 = opreg.Library(ns, "FRAGMENT")
     lib2.define("f(Tensor x, int k) -> Tensor")
     lib2.impl("f", lambda x, k: x.numpy() * k, "CPU")
-    np.testing.assert_array_equal(opreg.ops.__getattr__(ns).f(np.ones(2, np.float32), 5).numpy(), [5, 5])
+    np.testing.assert_array_equal(np.asarray(opreg.ops.__getattr__(ns).f(np.ones(2, np.float32), 5)), [5, 5])
 
 
 def test_destroy(ns):
@@ -67,12 +67,12 @@ def test_impl_library_with_key_and_override(ns):
     cpu = opreg.Library(ns, "IMPL", "CPU")
     cpu.impl("f", lambda x: x.numpy() + 1)
     f = getattr(opreg.ops, ns).f
-    np.testing.assert_array_equal(f(np.zeros(1, np.float32)).numpy(), [1])
+    np.testing.assert_array_equal(np.asarray(f(np.zeros(1, np.float32))), [1])
     override = opreg.Library(ns, "IMPL", "CPU")
     override.impl("f", lambda x: x.numpy() + 2)
-    np.testing.assert_array_equal(f(np.zeros(1, np.float32)).numpy(), [2])
+    np.testing.assert_array_equal(np.asarray(f(np.zeros(1, np.float32))), [2])
     override._destroy()  # the previous kernel is restored
-    np.testing.assert_array_equal(f(np.zeros(1, np.float32)).numpy(), [1])
+    np.testing.assert_array_equal(np.asarray(f(np.zeros(1, np.float32))), [1])
 
 
 def test_register_fake_is_the_meta_kernel(ns):
@@ -106,7 +106,7 @@ def test_link_out_variant_resolves_functional_calls(ns):
     lib.link_out_variant("silu", "silu_out", ["result"])
     x = np.array([0.0, 1.0], np.float32)
     y = getattr(opreg.ops, ns).silu(x)
-    np.testing.assert_allclose(y.numpy(), x / (1 + np.exp(-x)), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(y), x / (1 + np.exp(-x)), rtol=1e-6)
     assert "silu_out" in opreg.dump_op(f"{ns}::silu")
 
 

@@ -38,7 +38,7 @@ def test_clean_interpreter_exit_with_live_library():
         "lib = opreg.Library('exit_ns', 'FRAGMENT')\n"
         "lib.define('f(Tensor x) -> Tensor')\n"
         "lib.impl('f', lambda x: x.numpy() + 1, 'CPU')\n"
-        "print(opreg.ops.exit_ns.f(np.zeros(1, np.float32)).numpy()[0])\n"
+        "print(np.asarray(opreg.ops.exit_ns.f(np.zeros(1, np.float32)))[0])\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

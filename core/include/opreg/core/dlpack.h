@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "opreg/core/allocator.h"
 #include "opreg/core/tensor.h"
 
 namespace opreg {
@@ -33,6 +34,20 @@ absl::StatusOr<DType> FromDLDataType(DLDataType dtype);
 // shape and strides (in elements, never NULL) live in the manager context.
 // Throws opreg::Error (kValue) for undefined and meta tensors.
 DLManagedTensor* ToDLPack(const Tensor& tensor);
+
+// Fills `out` to describe `tensor` (not undefined, not meta): data at the first element,
+// byte_offset 0, shape and strides (in elements) copied into the caller's arrays of
+// tensor.dim() entries, which `out` then points at. The building block of every export
+// (legacy and versioned capsules, framework exchange APIs); the caller keeps the data alive.
+// Throws opreg::Error (kValue) for undefined and meta tensors.
+void DescribeDLTensor(const Tensor& tensor, int64_t* shape, int64_t* strides, DLTensor* out);
+
+// Imports the tensor `dl` describes, without copying, for any DLPack flavour (legacy,
+// versioned, or a framework's exchange API). On success the tensor's storage owns `owner`:
+// `release(owner)` runs exactly once, when the last tensor viewing the storage dies. On error
+// (see FromDLPack) nothing is taken and the caller still owns `owner`. `dl` is only read
+// during the call (shape and strides are copied).
+absl::StatusOr<Tensor> FromDLTensor(const DLTensor& dl, void* owner, DataPtr::DeleterFn release);
 
 // Imports a DLManagedTensor without copying. On success the returned tensor owns `managed`:
 // its deleter runs exactly once, when the last tensor viewing the storage dies. On error

@@ -26,6 +26,9 @@ class StorageImpl : public intrusive_ptr_target {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return data_ptr_.device(); }
   const DataPtr& data_ptr() const { return data_ptr_; }
+  // Replaces the owner of the buffer (the DLPack import validates a layout on a non-owning
+  // storage, then hands it the owner). Only while no other thread uses this storage.
+  void set_data_ptr(DataPtr data_ptr) { data_ptr_ = std::move(data_ptr); }
 
  private:
   DataPtr data_ptr_;

@@ -1,0 +1,296 @@
+// Tensors of other frameworks in and out of opreg calls. The `__dlpack__` protocol costs a
+// Python-level call and a capsule per tensor (about 3 us for torch); torch (2.11 on) publishes a
+// C function table on its tensor type, `__dlpack_c_exchange_api__`, and NumPy arrays expose
+// their memory through the buffer protocol, so both are read here from C with no Python call.
+// Results go back the same way: a torch tensor from the table's to-Python function, an ndarray
+// view for NumPy callers.
+#include <array>
+#include <utility>
+#include <vector>
+
+#include "module_internal.h"
+#include "opreg/core/cuda_stream.h"
+#include "opreg/core/dlpack.h"
+#include "opreg/core/error.h"
+
+namespace opreg::python {
+
+namespace {
+
+thread_local CallOrigin t_origin;
+thread_local bool t_return_opreg = false;
+
+// Exchange tables by Python type, nullptr for types without one. Looked up once per type (the
+// attribute lives on the type, as the DLPack spec requires); the types are kept alive so their
+// addresses are never reused by another type. Only touched with the GIL held.
+std::vector<std::pair<PyTypeObject*, const DLPackExchangeAPI*>>& ApiCache() {
+  static auto* cache = new std::vector<std::pair<PyTypeObject*, const DLPackExchangeAPI*>>();
+  return *cache;
+}
+
+const DLPackExchangeAPI* LookUpExchangeApi(PyTypeObject* type) {
+  PyObject* attr =
+      PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), "__dlpack_c_exchange_api__");
+  if (attr == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  void* p = nullptr;
+  if (PyCapsule_IsValid(attr, "dlpack_exchange_api")) {
+    p = PyCapsule_GetPointer(attr, "dlpack_exchange_api");
+  } else if (PyLong_Check(attr)) {
+    p = PyLong_AsVoidPtr(attr);
+  }
+  Py_DECREF(attr);
+  if (p == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  // A producer newer than this header chains its older tables; take the one of our major.
+  auto* header = static_cast<DLPackExchangeAPIHeader*>(p);
+  while (header != nullptr && header->version.major > DLPACK_MAJOR_VERSION) {
+    header = header->prev_api;
+  }
+  if (header == nullptr || header->version.major != DLPACK_MAJOR_VERSION) return nullptr;
+  return reinterpret_cast<const DLPackExchangeAPI*>(header);
+}
+
+const DLPackExchangeAPI* ExchangeApiOf(PyTypeObject* type) {
+  auto& cache = ApiCache();
+  for (const auto& [t, api] : cache) {
+    if (t == type) return api;
+  }
+  const DLPackExchangeAPI* api = LookUpExchangeApi(type);
+  Py_INCREF(type);
+  cache.emplace_back(type, api);
+  return api;
+}
+
+PyTypeObject* NdarrayType() {
+  static PyTypeObject* type = [] {
+    py::object nd = py::module_::import("numpy").attr("ndarray");
+    return reinterpret_cast<PyTypeObject*>(nd.release().ptr());
+  }();
+  return type;
+}
+
+void ReleaseVersioned(void* context) {
+  auto* m = static_cast<DLManagedTensorVersioned*>(context);
+  if (m->deleter != nullptr) m->deleter(m);
+}
+
+// The owner of an imported framework tensor's memory: a reference to the Python tensor,
+// dropped (with the GIL) when the last opreg tensor viewing it dies.
+void ReleasePyObject(void* context) {
+  if (PyGILState_Check()) {  // the common case: the call's stack dies with the GIL held
+    Py_DECREF(static_cast<PyObject*>(context));
+    return;
+  }
+  PyGILState_STATE gil = PyGILState_Ensure();
+  Py_DECREF(static_cast<PyObject*>(context));
+  PyGILState_Release(gil);
+}
+
+void NoteOrigin(const DLPackExchangeAPI* api, const DLTensor& dl, bool readonly) {
+  CallOrigin& o = t_origin;
+  if (o.api == nullptr) o.api = api;
+  if (o.cuda_device < 0 && dl.device.device_type == kDLCUDA) o.cuda_device = dl.device.device_id;
+  o.last_import_readonly = readonly;
+}
+
+// The table's non-owning view (no allocation on the producer's side) when it has one: the
+// opreg tensor then keeps the Python tensor object alive, as a DLPack export would keep the
+// framework's tensor. Otherwise an owning DLManagedTensorVersioned.
+Tensor ImportThroughApi(py::handle obj, const DLPackExchangeAPI* api) {
+  if (api->dltensor_from_py_object_no_sync != nullptr) {
+    DLTensor dl{};
+    if (api->dltensor_from_py_object_no_sync(obj.ptr(), &dl) != 0) throw py::error_already_set();
+    absl::StatusOr<Tensor> t = FromDLTensor(dl, obj.ptr(), &ReleasePyObject);
+    CheckStatus(t.status());
+    Py_INCREF(obj.ptr());  // now owned by the tensor's storage
+    NoteOrigin(api, dl, /*readonly=*/false);
+    return *std::move(t);
+  }
+  DLManagedTensorVersioned* m = nullptr;
+  if (api->managed_tensor_from_py_object_no_sync(obj.ptr(), &m) != 0 || m == nullptr) {
+    throw py::error_already_set();
+  }
+  absl::StatusOr<Tensor> t = FromDLTensor(m->dl_tensor, m, &ReleaseVersioned);
+  if (!t.ok()) {
+    ReleaseVersioned(m);
+    CheckStatus(t.status());
+  }
+  NoteOrigin(api, m->dl_tensor, (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0);
+  return *std::move(t);
+}
+
+// The buffer of a NumPy array, released (with the GIL) when the last tensor viewing it dies.
+struct BufferOwner {
+  Py_buffer view;
+};
+
+void ReleaseBuffer(void* context) {
+  auto* owner = static_cast<BufferOwner*>(context);
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyBuffer_Release(&owner->view);
+  PyGILState_Release(gil);
+  delete owner;
+}
+
+// The DLPack dtype of a buffer's struct-module format, or lanes 0 when opreg has no such dtype
+// (the caller then takes the DLPack path, which names the dtype in its error).
+DLDataType BufferDType(const char* format, Py_ssize_t itemsize) {
+  DLDataType t{0, static_cast<uint8_t>(itemsize * 8), 0};
+  if (format == nullptr) return t;
+  if (*format == '<' || *format == '=' || *format == '@') ++format;
+  if (format[0] == '\0' || format[1] != '\0') return t;
+  switch (format[0]) {
+    case 'e':
+    case 'f':
+    case 'd':
+      t.code = kDLFloat;
+      break;
+    case 'b':
+    case 'h':
+    case 'i':
+    case 'l':
+    case 'q':
+      t.code = kDLInt;
+      break;
+    case 'B':
+      t.code = kDLUInt;
+      break;
+    case '?':
+      t.code = kDLPackBoolCode;
+      break;
+    default:
+      return t;
+  }
+  t.lanes = 1;
+  return t;
+}
+
+// A NumPy array through the buffer protocol; false (nothing taken, no error set) for arrays
+// the protocol cannot describe to opreg (other dtypes, negative or unaligned strides).
+bool ImportBuffer(py::handle obj, Tensor* out) {
+  auto owner = std::make_unique<BufferOwner>();
+  bool readonly = false;
+  if (PyObject_GetBuffer(obj.ptr(), &owner->view, PyBUF_RECORDS) != 0) {
+    PyErr_Clear();
+    if (PyObject_GetBuffer(obj.ptr(), &owner->view, PyBUF_RECORDS_RO) != 0) {
+      PyErr_Clear();
+      return false;
+    }
+    readonly = true;
+  }
+  Py_buffer& v = owner->view;
+  DLDataType dtype = BufferDType(v.format, v.itemsize);
+  constexpr int kMaxDims = 64;  // NumPy's own limit
+  std::array<int64_t, kMaxDims> shape, strides;
+  bool ok = dtype.lanes == 1 && v.ndim <= kMaxDims && FromDLDataType(dtype).ok();
+  for (int d = 0; ok && d < v.ndim; ++d) {
+    shape[d] = v.shape[d];
+    ok = v.strides[d] >= 0 && v.strides[d] % v.itemsize == 0;
+    strides[d] = v.strides[d] / v.itemsize;
+  }
+  if (!ok) {
+    PyBuffer_Release(&v);
+    return false;
+  }
+  DLTensor dl{};
+  dl.data = v.buf;
+  dl.device = {kDLCPU, 0};
+  dl.ndim = v.ndim;
+  dl.dtype = dtype;
+  dl.shape = shape.data();
+  dl.strides = strides.data();
+  absl::StatusOr<Tensor> t = FromDLTensor(dl, owner.get(), &ReleaseBuffer);
+  if (!t.ok()) {
+    PyBuffer_Release(&v);
+    CheckStatus(t.status());
+  }
+  owner.release();
+  t_origin.numpy = true;
+  t_origin.last_import_readonly = readonly;
+  *out = *std::move(t);
+  return true;
+}
+
+bool IsNumpyDType(DType d) {
+  return d != DType::kBFloat16 && d != DType::kFloat8E4M3FN && d != DType::kFloat8E5M2;
+}
+
+}  // namespace
+
+CallOrigin& ThisCallOrigin() { return t_origin; }
+
+bool HasFastImport(py::handle obj) {
+  PyTypeObject* type = Py_TYPE(obj.ptr());
+  return type == NdarrayType() || ExchangeApiOf(type) != nullptr;
+}
+
+Tensor ImportForeignTensor(py::handle obj) {
+  PyTypeObject* type = Py_TYPE(obj.ptr());
+  if (const DLPackExchangeAPI* api = ExchangeApiOf(type)) return ImportThroughApi(obj, api);
+  if (type == NdarrayType()) {
+    Tensor t;
+    if (ImportBuffer(obj, &t)) return t;
+  }
+  Tensor t = TensorFromDLPack(obj);
+  if (type == NdarrayType()) t_origin.numpy = true;
+  return t;
+}
+
+py::object WrapResultTensor(Tensor t) {
+  if (!t.defined()) return py::none();
+  const CallOrigin& o = t_origin;
+  if (o.op_call && !t_return_opreg && !t.is_meta()) {
+    if (o.api != nullptr) {
+      DLManagedTensorVersioned* m = ExportVersioned(t, /*copied=*/false);
+      void* out = nullptr;
+      // The table's function takes ownership of `m`, also when it fails.
+      if (o.api->managed_tensor_to_py_object_no_sync(m, &out) != 0 || out == nullptr) {
+        throw py::error_already_set();
+      }
+      return py::reinterpret_steal<py::object>(static_cast<PyObject*>(out));
+    }
+    if (o.numpy && t.is_cpu() && IsNumpyDType(t.dtype())) return NumpyView(WrapTensor(std::move(t)));
+  }
+  return WrapTensor(std::move(t));
+}
+
+OriginStreamScope::OriginStreamScope() {
+  const CallOrigin& o = t_origin;
+  if (o.api == nullptr || o.cuda_device < 0) return;
+  void* stream = nullptr;
+  if (o.api->current_work_stream(kDLCUDA, o.cuda_device, &stream) != 0) {
+    throw py::error_already_set();
+  }
+  saved_ = CurrentCudaStream(o.cuda_device);
+  device_ = o.cuda_device;
+  SetCurrentCudaStream(device_, static_cast<CudaStreamHandle>(stream));
+}
+
+OriginStreamScope::~OriginStreamScope() {
+  if (device_ >= 0) SetCurrentCudaStream(device_, static_cast<CudaStreamHandle>(saved_));
+}
+
+void InitFrameworkTensors(py::module_& m) {
+  m.def(
+      "_set_return_opreg_tensors",
+      [](bool on) {
+        const bool old = t_return_opreg;
+        t_return_opreg = on;
+        return old;
+      },
+      py::arg("on"),
+      "Makes this thread's op calls return opreg.Tensor whatever their inputs were (True) or "
+      "tensors of the caller's framework (False, the default); returns the previous setting.");
+  m.def(
+      "_has_fast_import",
+      [](py::handle obj) { return HasFastImport(obj); }, py::arg("obj"),
+      "True when `obj` converts without a Python-level call: a torch tensor (C exchange API) "
+      "or a NumPy array (buffer protocol).");
+}
+
+}  // namespace opreg::python

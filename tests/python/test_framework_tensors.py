@@ -1,0 +1,163 @@
+"""Torch and NumPy tensors through opreg calls: zero-copy both ways, results in the caller's
+framework, strides, dtypes (bf16, fp8), read-only arrays, versioned DLPack, reference counts."""
+import gc
+import sys
+
+import numpy as np
+import pytest
+
+import opreg
+
+torch = pytest.importorskip("torch", reason="torch is not installed (pip install torch)")
+
+needs_ops = pytest.mark.skipif("opreg::add" not in opreg.list_ops(),
+                               reason="opreg::ops not linked in this build")
+
+
+@needs_ops
+def test_torch_in_torch_out_zero_copy():
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    y = opreg.ops.opreg.add(x, x)
+    assert isinstance(y, torch.Tensor)
+    assert torch.equal(y, x * 2)
+    # The result is opreg's memory, shared: a write through torch is seen by opreg and back.
+    t = opreg.from_dlpack(y)
+    assert t.data_ptr() == y.data_ptr()
+    y[0, 0] = 42.0
+    assert np.asarray(t)[0, 0] == 42.0
+    with opreg.returning_opreg_tensors():
+        z = opreg.ops.opreg.add(x, x)
+    assert isinstance(z, opreg.Tensor)
+    assert isinstance(opreg.ops.opreg.add(x, x), torch.Tensor)  # the setting ended with the block
+
+
+@needs_ops
+def test_in_place_op_writes_the_callers_torch_tensor():
+    x = torch.randn(4, 8)
+    residual = torch.randn(4, 8)
+    w = torch.rand(8) + 0.5
+    expect_res = x + residual
+    expect = expect_res * torch.rsqrt(expect_res.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+    x_ptr = x.data_ptr()
+    assert opreg.ops.opreg.fused_add_rms_norm_(x, residual, w, 1e-6) is None
+    assert x.data_ptr() == x_ptr
+    torch.testing.assert_close(residual, expect_res)
+    torch.testing.assert_close(x, expect, rtol=1e-5, atol=1e-5)
+
+
+def test_strides_and_offsets_are_kept():
+    base = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+    view = base.t()[1:, ::2]  # non-contiguous, storage offset
+    t = opreg.from_dlpack(view)
+    assert t.shape == tuple(view.shape)
+    assert t.strides == tuple(view.stride())
+    assert t.data_ptr() == view.data_ptr()
+    np.testing.assert_array_equal(np.asarray(t), view.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int8", "uint8",
+                                   "int16", "int32", "int64", "bool", "float8_e4m3fn",
+                                   "float8_e5m2"])
+def test_every_dtype_round_trips_through_torch(dtype):
+    tdt = getattr(torch, dtype)
+    x = torch.ones(5, dtype=tdt) if dtype.startswith("float8") else torch.arange(5).to(tdt)
+    t = opreg.from_dlpack(x)
+    assert t.dtype == dtype
+    assert t.data_ptr() == x.data_ptr()
+    back = torch.from_dlpack(t)
+    assert back.dtype == tdt and back.data_ptr() == x.data_ptr()
+    assert torch.equal(back.view(torch.uint8), x.view(torch.uint8))
+
+
+@needs_ops
+def test_bf16_op_returns_bf16_torch():
+    x = torch.randn(3, 16, dtype=torch.bfloat16)
+    y = opreg.ops.opreg.add(x, x)
+    assert y.dtype == torch.bfloat16
+    torch.testing.assert_close(y, x + x)
+
+
+@needs_ops
+def test_numpy_in_numpy_out_and_mixed_calls():
+    a = np.arange(4, dtype=np.float32)
+    y = opreg.ops.opreg.add(a, a)
+    assert isinstance(y, np.ndarray) and y.flags.writeable
+    np.testing.assert_array_equal(y, a * 2)
+    # torch wins over NumPy when a call mixes them.
+    assert isinstance(opreg.ops.opreg.add(torch.from_numpy(a), a), torch.Tensor)
+    # opreg.Tensor arguments keep opreg.Tensor results.
+    assert isinstance(opreg.ops.opreg.add(opreg.from_dlpack(a), opreg.from_dlpack(a)),
+                      opreg.Tensor)
+
+
+@needs_ops
+def test_read_only_arrays_are_read_but_never_written():
+    ro = np.ones((2, 3), np.float32)
+    ro.flags.writeable = False
+    np.testing.assert_array_equal(opreg.ops.opreg.add(ro, ro), 2 * ro)
+    with pytest.raises(ValueError, match=r"\[opreg::fused_add_rms_norm_\] argument 'input' \(#0\): "
+                                         r"expected a writable tensor .* got a read-only"):
+        opreg.ops.opreg.fused_add_rms_norm_(ro, np.ones((2, 3), np.float32),
+                                            np.ones(3, np.float32), 1e-6)
+    assert (ro == 1).all()
+
+
+def test_versioned_dlpack_both_ways():
+    t = opreg.arange(4, dtype="float32")
+    cap = t.__dlpack__(max_version=(1, 0))
+    assert "dltensor_versioned" in repr(cap)
+    assert "dltensor_versioned" not in repr(t.__dlpack__())  # no max_version: legacy capsule
+    a = np.from_dlpack(t)  # NumPy asks for a versioned capsule: writable
+    assert a.flags.writeable
+    a[1] = 10.0
+    assert np.asarray(t)[1] == 10.0
+    # A read-only NumPy array exports a versioned capsule flagged read-only; opreg reads it.
+    ro = np.arange(3, dtype=np.float32)
+    ro.flags.writeable = False
+    np.testing.assert_array_equal(np.asarray(opreg.from_dlpack(ro.__dlpack__(max_version=(1, 0)))),
+                                  ro)
+
+
+@needs_ops
+def test_no_reference_leak_over_100k_calls():
+    x = torch.ones(8)
+    a = np.ones(8, np.float32)
+    f = opreg.ops.opreg.add
+    for _ in range(100):  # warm-up: caches of types and ops fill once
+        f(x, x), f(a, a)
+    gc.collect()
+    rx, ra = sys.getrefcount(x), sys.getrefcount(a)
+    live = opreg._C._dlpack_live_exports()
+    for _ in range(100_000):
+        f(x, x)
+        f(a, a)
+    gc.collect()
+    assert sys.getrefcount(x) == rx
+    assert sys.getrefcount(a) == ra
+    assert opreg._C._dlpack_live_exports() == live
+
+
+def test_result_keeps_its_memory_alive_after_the_input_dies():
+    x = torch.arange(1000, dtype=torch.float32)
+    t = opreg.from_dlpack(x)
+    ptr = x.data_ptr()
+    del x
+    gc.collect()
+    assert t.data_ptr() == ptr
+    np.testing.assert_array_equal(np.asarray(t)[:3], [0, 1, 2])
+
+
+@needs_ops
+def test_wrong_dtype_names_op_and_argument():
+    with pytest.raises(TypeError, match=r"\[opreg::rms_norm\] argument 'input' \(#0\): "
+                                        r"expected dtype f32, f16 or bf16, got i64"):
+        opreg.ops.opreg.rms_norm(torch.ones(2, 4, dtype=torch.int64), torch.ones(4), 1e-6)
+    with pytest.raises(TypeError, match=r"\[opreg::add\] argument 'other' \(#1\)"):
+        opreg.ops.opreg.add(torch.ones(2), "not a tensor")
+
+
+def test_fast_import_is_used_for_torch_and_numpy():
+    assert opreg._C._has_fast_import(torch.ones(1))
+    assert opreg._C._has_fast_import(torch.nn.Parameter(torch.ones(1)))
+    assert opreg._C._has_fast_import(np.ones(1))
+    assert not opreg._C._has_fast_import([1.0])
