@@ -36,7 +36,7 @@ from ._C import (
 from ._ops import ops
 from .custom_op import CustomOpDef, custom_op, infer_schema
 from .graph import Graph, graph
-from .library import Library
+from .library import Library, opcheck, register_autograd
 from . import cuda, symm_mem
 
 __version__: str = _C.__version__
@@ -84,7 +84,9 @@ __all__ = [
     "infer_schema",
     "list_ops",
     "ones",
+    "opcheck",
     "ops",
+    "register_autograd",
     "returning_opreg_tensors",
     "schema",
     "static_registration_errors",

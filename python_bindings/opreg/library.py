@@ -67,6 +67,9 @@ class Library:
         self._c().define(schema, [str(t) for t in tags], file, line)
         name = schema.split("(", 1)[0].split("::")[-1]
         self._op_defs.append(name)
+        bridge = sys.modules.get("opreg.torch")
+        if bridge is not None:  # opreg ops are torch ops once opreg.torch is imported
+            bridge._on_define(f"{self.ns}::{name}")
         return name
 
     def impl(self, op_name: Any, fn: Callable[..., Any], dispatch_key: str = "", *,
@@ -112,3 +115,28 @@ class Library:
             self._finalizer.detach()
             self._lib.destroy()
             self._lib = None
+
+
+def register_autograd(op: Any, backward: Callable[..., Any], *,
+                      setup_context: Optional[Callable[..., Any]] = None) -> None:
+    """torch.library.register_autograd for an opreg op (OpOverload, OpPacket or "ns::name"):
+    gradients flow through it when it is called from torch (`torch.ops.<ns>`, through
+    `opreg.torch`, which this imports; needs torch)."""
+    from . import torch as bridge
+
+    bridge.register_autograd(op, backward, setup_context=setup_context)
+
+
+def opcheck(op: Any, args: Tuple[Any, ...], kwargs: Optional[dict] = None, *,
+            test_utils: Any = None, raise_exception: bool = True, atol: Optional[float] = None,
+            rtol: Optional[float] = None) -> dict:
+    """torch.library.opcheck on the torch op of an opreg op: schema, fake (meta) kernel,
+    autograd registration and AOT dispatch checked on `args` (torch tensors). Returns torch's
+    dict of test name -> "SUCCESS"; raises on the first failure unless raise_exception=False."""
+    import torch
+
+    from . import torch as bridge
+
+    extra: dict = {} if test_utils is None else {"test_utils": test_utils}
+    return torch.library.opcheck(bridge.to_torch_op(op), args, kwargs, raise_exception=raise_exception,
+                                 atol=atol, rtol=rtol, **extra)

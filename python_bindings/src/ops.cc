@@ -234,6 +234,10 @@ void InitOps(py::module_& m) {
       .def_property_readonly("name", &OpOverload::Name, "'ns::op.overload'")
       .def_property_readonly("schema", &OpOverload::Schema, "The canonical schema text.")
       .def_property_readonly(
+          "tags",
+          [](const OpOverload& o) { return o.handle().definition().tags; },
+          "The op's tags (names, as torch.Tag spells them).")
+      .def_property_readonly(
           "overload_name",
           [](const OpOverload& o) {
             const std::string& n = o.handle().operator_name().overload_name;

@@ -1,6 +1,8 @@
 """Type stubs of opreg._C (pybind11)."""
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, overload
 
+from typing_extensions import disjoint_base
+
 __version__: str
 
 class _pybind11_type(type):
@@ -48,6 +50,8 @@ class Tensor(metaclass=_pybind11_type):
     def __array__(self, dtype: Optional[Any] = None, copy: Optional[Any] = None) -> Any: ...
     def __len__(self) -> int: ...
 
+# Disjoint bases: their instances carry a vectorcall pointer after pybind11's instance struct.
+@disjoint_base
 class OpOverload(metaclass=_pybind11_type):
     """One overload of an op: `opreg.ops.ns.op.overload`."""
     def __init__(self, *args: Any, **kwargs: Any) -> None: ...
@@ -57,8 +61,11 @@ class OpOverload(metaclass=_pybind11_type):
     @property
     def schema(self) -> str: ...
     @property
+    def tags(self) -> List[str]: ...
+    @property
     def overload_name(self) -> str: ...
 
+@disjoint_base
 class OpPacket(metaclass=_pybind11_type):
     """An op and its overloads: `opreg.ops.ns.op`."""
     def __init__(self, qualified_name: str) -> None: ...

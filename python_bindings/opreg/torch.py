@@ -1,0 +1,339 @@
+"""opreg ops as torch ops.
+
+    import opreg.torch
+    y = torch.ops.opreg.rms_norm(x, w, 1e-6)            # torch.Tensor in, torch.Tensor out
+    torch.compile(f, fullgraph=True)                    # sees them as ordinary custom ops
+
+Importing this module registers every op opreg knows (built-in, loaded from a C++ library,
+defined from Python) with torch's dispatcher as `torch.ops.<ns>.<name>.<overload>`, with its
+schema (opreg prints schemas exactly as torch does), and keeps doing so for ops defined later
+through `opreg.Library` / `opreg.custom_op`; `sync()` picks up ops that C++ code registered
+since (a library loaded with ctypes, say). Each torch op gets:
+
+- CPU and CUDA kernels that call the opreg op zero-copy (torch tensors in and out through
+  torch's C DLPack exchange API; CUDA work on torch's current stream);
+- a fake implementation derived from the op's opreg Meta kernel, so FakeTensor tracing (and
+  so `torch.compile`, with any backend) needs no hand-written shape function;
+- mutation and aliasing from the schema: `Tensor(a!)` arguments are mutated in place and an
+  out variant returns the very `out` tensor it was given, as torch requires.
+
+`register_autograd(op, backward, setup_context=...)` takes torch.library's signature; an op
+without one raises torch's usual error when a gradient is required through it.
+
+Ops whose names torch already has (torch's own `symm_mem` namespace, for one) are left alone
+and listed in `skipped()` with the reason. This module needs torch; opreg itself does not.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+from . import _C
+from .library import _op_name
+
+__all__ = ["register_autograd", "registered", "skipped", "sync", "to_torch_op"]
+
+_lock = threading.RLock()
+_libs: Dict[str, torch.library.Library] = {}
+# Per op: the Library holding its default autograd kernel (a backward that raises), dropped
+# when register_autograd gives the op a real one.
+_default_autograd: Dict[str, torch.library.Library] = {}
+_registered: Dict[str, Any] = {}  # "ns::name.overload" -> torch OpOverload
+_skipped: Dict[str, str] = {}  # "ns::name.overload" -> why
+
+
+def _overload_of(qualified: str) -> Any:
+    """The opreg OpOverload of "ns::name" or "ns::name.overload"."""
+    ns, rest = qualified.split("::", 1)
+    name, _, overload = rest.partition(".")
+    return getattr(_C.OpPacket(f"{ns}::{name}"), overload or "default")
+
+
+def _library(ns: str) -> torch.library.Library:
+    lib = _libs.get(ns)
+    if lib is None:
+        lib = torch.library.Library(ns, "FRAGMENT")
+        _libs[ns] = lib
+    return lib
+
+
+def _torch_has(qualified: str) -> bool:
+    ns, rest = qualified.split("::", 1)
+    name, _, overload = rest.partition(".")
+    try:
+        torch._C._dispatch_find_schema_or_throw(f"{ns}::{name}", overload)
+        return True
+    except RuntimeError:
+        return False
+
+
+def _aliased_returns(schema: Any) -> List[Optional[int]]:
+    """For each return, the index of the argument it is (a `Tensor(a!)` return), else None."""
+    out: List[Optional[int]] = []
+    for ret in schema.returns:
+        found = None
+        if ret.alias_info is not None and ret.alias_info.is_write:
+            for i, arg in enumerate(schema.arguments):
+                if arg.alias_info is not None and arg.alias_info.before_set == ret.alias_info.before_set:
+                    found = i
+                    break
+        out.append(found)
+    return out
+
+
+def _argument(schema: Any, index: int, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
+    if index < len(args):
+        return args[index]
+    return kwargs[schema.arguments[index].name]
+
+
+def _as_torch(value: Any) -> Any:
+    if isinstance(value, _C.Tensor):
+        return torch.from_dlpack(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_as_torch(v) for v in value)
+    return value
+
+
+def _make_kernel(opreg_op: Any, schema: Any) -> Callable[..., Any]:
+    """The CPU/CUDA kernel: the opreg op, zero-copy (results come back as torch tensors)."""
+    if not schema.returns:
+        def mutating_kernel(*args: Any, **kwargs: Any) -> None:
+            opreg_op(*args, **kwargs)
+        return mutating_kernel
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        return _as_torch(opreg_op(*args, **kwargs))
+    return kernel
+
+
+_TORCH_DTYPES: Dict[str, torch.dtype] = {}
+
+
+def _torch_dtype(name: str) -> torch.dtype:
+    dt = _TORCH_DTYPES.get(name)
+    if dt is None:
+        dt = getattr(torch, name)
+        _TORCH_DTYPES[name] = dt
+    return dt
+
+
+def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]:
+    """A fake implementation that runs the opreg op's Meta kernel on opreg meta tensors of the
+    fake tensors' shapes and dtypes, then makes torch tensors of the results' layouts."""
+    aliased = _aliased_returns(schema)
+    single = len(schema.returns) == 1
+
+    def to_meta(v: Any) -> Any:
+        if isinstance(v, torch.Tensor):
+            if not v.is_contiguous():
+                v = v.contiguous()
+            return _C.empty(list(v.shape), str(v.dtype), "meta")
+        if isinstance(v, (list, tuple)) and any(isinstance(e, torch.Tensor) for e in v):
+            return type(v)(to_meta(e) for e in v)
+        return v
+
+    def first_device(args: Sequence[Any], kwargs: Dict[str, Any]) -> torch.device:
+        for v in list(args) + list(kwargs.values()):
+            if isinstance(v, torch.Tensor):
+                return v.device
+            if isinstance(v, (list, tuple)):
+                for e in v:
+                    if isinstance(e, torch.Tensor):
+                        return e.device
+        return torch.device("cpu")
+
+    def from_meta(t: Any, device: torch.device) -> Any:
+        if isinstance(t, _C.Tensor):
+            return torch.empty_strided(t.shape, t.strides, dtype=_torch_dtype(t.dtype),
+                                       device=device)
+        if isinstance(t, (list, tuple)):
+            return type(t)(from_meta(e, device) for e in t)
+        return t
+
+    def fake(*args: Any, **kwargs: Any) -> Any:
+        meta_args = [to_meta(a) for a in args]
+        meta_kwargs = {k: to_meta(v) for k, v in kwargs.items()}
+        with _returning_opreg():
+            result = opreg_op(*meta_args, **meta_kwargs)
+        if not schema.returns:
+            return None
+        device = first_device(args, kwargs)
+        results = [result] if single else list(result)
+        for r, i in enumerate(aliased):
+            results[r] = (_argument(schema, i, args, kwargs) if i is not None
+                          else from_meta(results[r], device))
+        return results[0] if single else tuple(results)
+
+    fake.__name__ = f"opreg_fake_{qualified.replace('::', '_').replace('.', '_')}"
+    return fake
+
+
+class _returning_opreg:
+    def __enter__(self) -> None:
+        self._old = _C._set_return_opreg_tensors(True)
+
+    def __exit__(self, *exc: Any) -> None:
+        _C._set_return_opreg_tensors(self._old)
+
+
+def _tags(opreg_op: Any) -> Tuple[Any, ...]:
+    out = []
+    for t in opreg_op.tags:
+        tag = getattr(torch.Tag, t, None)
+        if tag is not None:
+            out.append(tag)
+    return tuple(out)
+
+
+def _register_kernels(qualified: str, opreg_op: Any, schema: Any, lib: torch.library.Library,
+                      target: str) -> None:
+    kernel = _make_kernel(opreg_op, schema)
+    for key in ("CPU", "CUDA"):
+        lib.impl(target, kernel, key)
+    fake = _make_fake(opreg_op, schema, qualified)
+    try:
+        torch.library.register_fake(qualified, fake, lib=lib)
+    except RuntimeError as e:  # an op torch cannot fake (no tensor inputs, say): eager only
+        _skipped[qualified + " (fake)"] = str(e)
+    # torch allows autograd formulas on functional ops only (returns, no argument written).
+    if schema.returns and not any(a.alias_info is not None and a.alias_info.is_write
+                                  for a in schema.arguments):
+        _register_default_autograd(qualified)
+
+
+def _register_default_autograd(qualified: str) -> None:
+    """A backward that raises torch.library's error for custom ops without one, rather than
+    torch's fallback for ops with no autograd kernel (a warning, then wrong gradients)."""
+    ns = qualified.split("::", 1)[0]
+
+    def backward(ctx: Any, *grads: Any) -> Any:
+        raise RuntimeError(
+            f"Trying to backward through {qualified} but no autograd formula was registered. "
+            f"Please use opreg.register_autograd (or torch.library.register_autograd) to add one.")
+
+    lib = torch.library.Library(ns, "FRAGMENT")
+    torch.library.register_autograd(qualified, backward, lib=lib)
+    _default_autograd[qualified] = lib
+
+
+# Companion ops of ops that return their mutated arguments (out variants, `foo_` returning
+# `Tensor(a!)`): torch's functionalization only handles mutable custom ops whose returns carry
+# no alias annotation, so the op itself becomes a CompositeImplicitAutograd decomposition that
+# calls the companion (same arguments, `-> ()`) and returns those arguments.
+_COMPANION_NS = "opreg_mut"
+
+
+def _register_aliasing(qualified: str, opreg_op: Any, text: str, schema: Any,
+                       lib: torch.library.Library, target: str) -> None:
+    ns, rest = qualified.split("::", 1)
+    name, _, overload = rest.partition(".")
+    companion = f"{ns}__{name}__{overload or 'default'}"
+    arguments = text.split("::", 1)[1][len(rest):].rsplit(" -> ", 1)[0]
+    clib = _library(_COMPANION_NS)
+    clib.define(f"{companion}{arguments} -> ()")
+    companion_qualified = f"{_COMPANION_NS}::{companion}"
+    companion_schema = torch._C.parse_schema(f"{companion_qualified}{arguments} -> ()")
+    _register_kernels(companion_qualified, opreg_op, companion_schema, clib, companion)
+    companion_op = getattr(getattr(torch.ops, _COMPANION_NS), companion).default
+    aliased = _aliased_returns(schema)
+    single = len(schema.returns) == 1
+
+    def decomposition(*args: Any, **kwargs: Any) -> Any:
+        companion_op(*args, **kwargs)
+        results = tuple(_argument(schema, i, args, kwargs) for i in aliased)
+        return results[0] if single else results
+
+    lib.impl(target, decomposition, "CompositeImplicitAutograd")
+
+
+def _register(qualified: str) -> None:
+    if qualified in _registered or qualified in _skipped:
+        return
+    if _torch_has(qualified):
+        _skipped[qualified] = "torch already has an op of this name"
+        return
+    opreg_op = _overload_of(qualified)
+    text = opreg_op.schema
+    ns, rest = qualified.split("::", 1)
+    name, _, overload = rest.partition(".")
+    lib = _library(ns)
+    try:
+        lib.define(text.split("::", 1)[1], tags=_tags(opreg_op))
+    except RuntimeError as e:
+        _skipped[qualified] = f"torch refused the schema: {e}"
+        return
+    schema = torch._C.parse_schema(text)
+    target = f"{name}.{overload}" if overload else name
+    if any(i is not None for i in _aliased_returns(schema)):
+        _register_aliasing(qualified, opreg_op, text, schema, lib, target)
+    else:
+        _register_kernels(qualified, opreg_op, schema, lib, target)
+    _registered[qualified] = getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
+
+
+def _register_or_skip(qualified: str) -> None:
+    """_register, with a failure recorded in skipped() rather than raised: one op torch cannot
+    take never keeps the others out."""
+    try:
+        _register(qualified)
+    except Exception as e:  # noqa: BLE001 - any failure of one op is reported, not raised
+        _skipped.setdefault(qualified, f"{type(e).__name__}: {e}")
+
+
+def sync() -> List[str]:
+    """Registers with torch every opreg op not registered yet; returns their names."""
+    with _lock:
+        before = set(_registered)
+        for qualified in _C.list_ops():
+            _register_or_skip(qualified)
+        return sorted(set(_registered) - before)
+
+
+def registered() -> List[str]:
+    """The opreg ops that are torch ops, as "ns::name" or "ns::name.overload"."""
+    return sorted(_registered)
+
+
+def skipped() -> Dict[str, str]:
+    """Ops left alone, with why (a name torch already has, a schema torch refuses)."""
+    return dict(_skipped)
+
+
+def to_torch_op(op: Any) -> Any:
+    """The torch OpOverload of an opreg op (OpOverload, OpPacket or "ns::name[.overload]")."""
+    qualified = op.name if isinstance(op, (_C.OpOverload, _C.OpPacket)) else str(op)
+    with _lock:
+        _register_or_skip(qualified)
+    if qualified not in _registered:
+        raise RuntimeError(f"{qualified} is not a torch op: {_skipped.get(qualified, 'not an opreg op')}")
+    return _registered[qualified]
+
+
+def register_autograd(op: Any, backward: Callable[..., Any], *,
+                      setup_context: Optional[Callable[..., Any]] = None) -> None:
+    """torch.library.register_autograd for an opreg op: gradients flow through its torch op.
+
+    backward(ctx, *grads) returns one gradient per input (None for non-tensors);
+    setup_context(ctx, inputs, output) saves what backward needs."""
+    torch_op = to_torch_op(op)
+    qualified = torch_op._schema.name + (f".{torch_op._overloadname}"
+                                         if torch_op._overloadname != "default" else "")
+    with _lock:
+        default = _default_autograd.pop(qualified, None)
+        if default is not None:
+            default._destroy()
+        lib = torch.library.Library(qualified.split("::", 1)[0], "FRAGMENT")
+        torch.library.register_autograd(torch_op, backward, setup_context=setup_context, lib=lib)
+        _default_autograd[qualified] = lib  # a later register_autograd replaces it again
+
+
+def _on_define(qualified_name: str) -> None:
+    """Called by opreg.Library.define once opreg.torch is imported."""
+    with _lock:
+        _register_or_skip(qualified_name)
+
+
+sync()
