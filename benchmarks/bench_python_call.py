@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """Per-call overhead of calling an op from Python.
 
-No-op ops with 1 and 3 tensor arguments, called through `opreg.ops` (C++ no-op kernel, and a
-Python no-op kernel registered with opreg.Library), next to a plain Python function call and,
-when torch is installed, `torch.ops` on ops defined with torch.library (define + impl, Python
-kernel) and with torch.library.custom_op, all in the same run.
+No-op ops with 1 and 3 tensor arguments, all in the same run:
+- `opreg.ops` (C++ no-op kernel) with opreg.Tensor, NumPy and torch arguments, and a Python
+  no-op kernel registered with opreg.Library; a plain Python function call for scale;
+- when torch is installed: the same C++ op as `torch.ops._opreg_test.*` through opreg.torch;
+  a native libtorch `TORCH_LIBRARY` C++ no-op op, built here with torch.utils.cpp_extension
+  (about a minute; `--no-native` skips it); `torch.ops` on ops defined with torch.library
+  (define + impl, Python kernel) and torch.library.custom_op; torch.ops.aten.add;
+- when apache-tvm-ffi is installed (PyPI): its C++ no-op function `testing.nop` with torch
+  and NumPy arguments.
 
-    python benchmarks/bench_python_call.py [--iters N] [--repeats R] [--json PATH]
+    python benchmarks/bench_python_call.py [--iters N] [--repeats R] [--no-native] [--json PATH]
 
 Figures are nanoseconds per call: the best of R repeats of N calls (the loop's own cost is
 measured and subtracted).
@@ -44,11 +49,44 @@ def measure(call: Callable[..., Any], args: tuple, iters: int, repeats: int) -> 
     return best / iters, (best - base) / iters
 
 
+_NATIVE_SOURCE = r"""
+#include <torch/library.h>
+
+namespace {
+void noop1(const at::Tensor&) {}
+void noop3(const at::Tensor&, const at::Tensor&, const at::Tensor&) {}
+}  // namespace
+
+TORCH_LIBRARY(bench_native, m) {
+  m.def("noop1(Tensor a) -> ()");
+  m.def("noop3(Tensor a, Tensor b, Tensor c) -> ()");
+}
+
+TORCH_LIBRARY_IMPL(bench_native, CPU, m) {
+  m.impl("noop1", &noop1);
+  m.impl("noop3", &noop3);
+}
+"""
+
+
+def _native_torch_ops() -> Any:
+    """torch.ops.bench_native: no-op ops written against libtorch, built and loaded here."""
+    import torch
+    from torch.utils.cpp_extension import load_inline
+
+    print("building the native TORCH_LIBRARY op with torch.utils.cpp_extension ...", flush=True)
+    load_inline(name="opreg_bench_native", cpp_sources=[_NATIVE_SOURCE], is_python_module=False,
+                extra_cflags=["-O2"], verbose=False)
+    return torch.ops.bench_native
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--iters", type=int, default=200_000)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    p.add_argument("--no-native", action="store_true",
+                   help="skip the native TORCH_LIBRARY op (no C++ compile)")
     args = p.parse_args(argv)
 
     opreg._C._load_test_ops()
@@ -74,7 +112,7 @@ def main(argv: Optional[List[str]] = None) -> int:
          opreg.ops._opreg_test.noop3, (x, x, x)),
         ("opreg.ops, C++ kernel, .default overload", opreg.ops._opreg_test.noop1.default, (x,),
          opreg.ops._opreg_test.noop3.default, (x, x, x)),
-        ("opreg.ops, C++ kernel (NumPy args, DLPack)", opreg.ops._opreg_test.noop1, (xn,),
+        ("opreg.ops, C++ kernel (NumPy args)", opreg.ops._opreg_test.noop1, (xn,),
          opreg.ops._opreg_test.noop3, (xn, xn, xn)),
         ("opreg.ops, Python kernel (opreg.Library)", opreg.ops.bench_py.noop1, (x,),
          opreg.ops.bench_py.noop3, (x, x, x)),
@@ -101,6 +139,19 @@ def main(argv: Optional[List[str]] = None) -> int:
             pass
 
         tx = torch.zeros(4)
+        import opreg.torch as opreg_torch
+
+        opreg_torch.sync()  # the test ops were loaded after opreg.torch could have been imported
+        cases += [
+            ("opreg.ops, C++ kernel (torch args)", opreg.ops._opreg_test.noop1, (tx,),
+             opreg.ops._opreg_test.noop3, (tx, tx, tx)),
+            ("torch.ops through opreg.torch (opreg C++ kernel)", torch.ops._opreg_test.noop1, (tx,),
+             torch.ops._opreg_test.noop3, (tx, tx, tx)),
+        ]
+        if not args.no_native:
+            native = _native_torch_ops()
+            cases.append(("torch.ops, native TORCH_LIBRARY C++ op (cpp_extension)", native.noop1,
+                          (tx,), native.noop3, (tx, tx, tx)))
         cases += [
             ("torch.ops, torch.library define+impl (Python kernel)", torch.ops.bench_torch.noop1, (tx,),
              torch.ops.bench_torch.noop3, (tx, tx, tx)),
@@ -109,6 +160,18 @@ def main(argv: Optional[List[str]] = None) -> int:
             ("torch.ops.aten.add (C++ kernel, for scale)", torch.ops.aten.add.Tensor, (tx, tx),
              None, None),
         ]
+    except ImportError:
+        pass
+    tvm_ffi_version = None
+    try:
+        import tvm_ffi
+
+        tvm_ffi_version = getattr(tvm_ffi, "__version__", "installed")
+        nop = tvm_ffi.get_global_func("testing.nop")
+        cases.append(("apache-tvm-ffi C++ function (NumPy args)", nop, (xn,), nop, (xn, xn, xn)))
+        if torch_version is not None:
+            cases.append(("apache-tvm-ffi C++ function (torch args)", nop, (tx,), nop,
+                          (tx, tx, tx)))
     except ImportError:
         pass
 
@@ -122,7 +185,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     w = max(len(r["case"]) for r in rows)
     print(f"per-call time, ns (best of {args.repeats} x {args.iters} calls); "
-          f"python {platform.python_version()}, opreg {opreg.__version__}, torch {torch_version or 'not installed'}")
+          f"python {platform.python_version()}, opreg {opreg.__version__}, torch {torch_version or 'not installed'}, "
+          f"apache-tvm-ffi {tvm_ffi_version or 'not installed'}")
     print(f"{'case':<{w}}  {'1 tensor':>9}  {'3 tensors':>9}")
     for r in rows:
         three = f"{r['ns_3_tensors']:9.0f}" if "ns_3_tensors" in r else f"{'-':>9}"
@@ -130,7 +194,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"python": platform.python_version(), "opreg": opreg.__version__,
-                       "torch": torch_version, "machine": platform.machine(),
+                       "torch": torch_version, "tvm_ffi": tvm_ffi_version,
+                       "machine": platform.machine(),
                        "iters": args.iters, "repeats": args.repeats, "results": rows}, f, indent=2)
     lib._destroy()
     return 0

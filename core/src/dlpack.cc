@@ -182,13 +182,13 @@ absl::StatusOr<Tensor> FromDLTensor(const DLTensor& dl, void* owner, DataPtr::De
   if (dl.ndim > 0 && dl.shape == nullptr) {
     return absl::InvalidArgumentError("FromDLPack(): shape is null");
   }
-  DimVector sizes(dl.shape, dl.shape + dl.ndim);
-  DimVector strides = dl.strides != nullptr ? DimVector(dl.strides, dl.strides + dl.ndim)
-                                            : ContiguousStrides(sizes);
+  DimVector strides = dl.strides != nullptr
+                          ? DimVector(dl.strides, dl.strides + dl.ndim)
+                          : ContiguousStrides(IntArrayRef(dl.shape, static_cast<size_t>(dl.ndim)));
   for (int32_t d = 0; d < dl.ndim; ++d) {
-    if (sizes[d] < 0) {
+    if (dl.shape[d] < 0) {
       return absl::InvalidArgumentError(
-          StrCat("FromDLPack(): negative size ", sizes[d], " in dim ", d));
+          StrCat("FromDLPack(): negative size ", dl.shape[d], " in dim ", d));
     }
     if (strides[d] < 0) {
       return absl::InvalidArgumentError(
@@ -196,17 +196,14 @@ absl::StatusOr<Tensor> FromDLTensor(const DLTensor& dl, void* owner, DataPtr::De
     }
   }
   void* data = static_cast<char*>(dl.data) + dl.byte_offset;
-  // Layout checks (overflow, null data) are from_blob's; its storage owns nothing, so on any
-  // error the caller still owns `owner`.
-  Tensor tensor;
+  // from_blob validates the layout (overflow, null data) before it takes `owner`, so on any
+  // error the caller still owns it.
   try {
-    tensor = from_blob(data, sizes, strides, *dtype, device, /*deleter=*/{});
+    return from_blob(data, IntArrayRef(dl.shape, static_cast<size_t>(dl.ndim)), strides, *dtype,
+                     device, owner, release);
   } catch (const Error& e) {
     return absl::InvalidArgumentError(StrCat("FromDLPack(): ", e.message()));
   }
-  // Only now does the storage take `owner`, so that it is released exactly once.
-  tensor.storage().unsafe_get()->set_data_ptr(DataPtr(data, owner, release, device));
-  return tensor;
 }
 
 }  // namespace opreg

@@ -159,6 +159,22 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype
                                            DimVector(strides.begin(), strides.end()), 0, dtype));
 }
 
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device,
+                 void* owner, DataPtr::DeleterFn release) {
+  const int64_t extent = StridedExtent(sizes, strides, "from_blob()");
+  const size_t nbytes = CheckedBytes(extent, dtype, "from_blob()");
+  OPREG_CHECK_VALUE(data != nullptr || nbytes == 0 || device.is_meta(),
+                    "from_blob(): data is null but the tensor needs ", nbytes, " bytes");
+  auto storage = make_intrusive<StorageImpl>(DataPtr(data, nullptr, nullptr, device), nbytes);
+  StorageImpl* raw = storage.get();
+  Tensor t(make_intrusive<TensorImpl>(Storage(std::move(storage)),
+                                      DimVector(sizes.begin(), sizes.end()),
+                                      DimVector(strides.begin(), strides.end()), 0, dtype));
+  // Nothing can throw any more: the storage takes `owner`.
+  raw->set_data_ptr(DataPtr(data, owner, release, device));
+  return t;
+}
+
 Tensor from_blob(void* data, IntArrayRef sizes, DType dtype, Device device,
                  std::function<void(void*)> deleter) {
   return from_blob(data, sizes, ContiguousStrides(sizes), dtype, device, std::move(deleter));

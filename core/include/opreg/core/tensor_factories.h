@@ -39,6 +39,12 @@ Tensor arange(double start, double end, double step, DType dtype, Device device 
 // strides are refused.
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype,
                  Device device = Device::cpu(), std::function<void(void*)> deleter = {});
+// from_blob for memory another runtime owns (a DLPack producer, a Python object): when the last
+// view dies, `release(owner)` runs. Everything is validated before anything is taken, so when
+// this throws the caller still owns `owner`. No allocation for the deleter (the hot path of
+// converting framework tensors per call).
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device,
+                 void* owner, DataPtr::DeleterFn release);
 // from_blob with contiguous strides.
 Tensor from_blob(void* data, IntArrayRef sizes, DType dtype, Device device = Device::cpu(),
                  std::function<void(void*)> deleter = {});
