@@ -16,10 +16,16 @@
 // of 4096 elements (silu_and_mul: 2 x 4096). Bytes moved count every element read or written
 // once (weights and scales included).
 //
+// Decode sizes (CPU): every op, linear included (x of rows x 4096 times a 4096 x 4096 weight), at
+// 1, 8 and 64 rows x 4096 (--decode-rows) in f32 and bf16, microseconds per call (median of
+// batches of calls), next to torch's CPU ops on the same shapes when built with
+// OPREG_BENCH_TORCH (torch_ext/bench_kernels_torch.cc: the torch op, or its usual composite).
+//
 // Usage: bench_kernels [--json PATH] [--sizes-mib 1,16,256] [--dtypes f32,f16,bf16]
-//                      [--min-time-s 0.2] [--no-linear]
-// Prints a table on stdout; --json writes a list of objects with op, dtype, device, numel,
-// bytes, ms, gbps and copy_gbps (linear: m, n, k, gflops and blas_gflops instead).
+//                      [--min-time-s 0.2] [--no-linear] [--decode-rows 1,8,64] [--no-decode]
+// Prints tables on stdout; --json writes a list of objects with op, dtype, device, numel,
+// bytes, ms, gbps and copy_gbps (linear: m, n, k, gflops and blas_gflops instead; decode rows:
+// "decode": true, rows, us and torch_us, null without torch).
 #include <cblas.h>
 #include <omp.h>
 
@@ -40,6 +46,7 @@
 #include "opreg/core/allocator.h"
 #include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/dispatcher.h"
+#include "torch_decode_hook.h"
 
 #if defined(OPREG_BENCH_HAVE_CUDA)
 #include <cublas_v2.h>
@@ -60,6 +67,7 @@ struct Options {
   std::vector<DType> dtypes = {DType::kFloat32, DType::kFloat16, DType::kBFloat16};
   double min_time_s = 0.2;
   bool linear = true;
+  std::vector<int64_t> decode_rows = {1, 8, 64};
 };
 
 struct Row {
@@ -70,6 +78,9 @@ struct Row {
   int64_t m = 0, n = 0, k = 0;     // linear.
   double gflops = 0, blas_gflops = 0;
   bool is_linear = false;
+  bool is_decode = false;         // decode size: rows, us, torch_us (< 0: no torch figure)
+  int64_t rows = 0;
+  double us = 0, torch_us = -1;
 };
 
 template <class Sig>
@@ -418,13 +429,110 @@ void BenchLinear(const Options& o, Device device, std::vector<Row>* rows) {
   }
 }
 
+// ---- Decode sizes ---------------------------------------------------------------------------
+
+// Median microseconds per call of fn: batches of calls (about 1 ms each, after a warm-up) until
+// min_time_s has passed, so that clock reads do not count at the microsecond scale.
+double MicrosPerCall(const std::function<void()>& fn, double min_time_s) {
+  for (int i = 0; i < 10; ++i) fn();
+  const double one = Seconds(fn);
+  const int batch = std::max(1, std::min(100000, static_cast<int>(1e-3 / std::max(one, 1e-8))));
+  std::vector<double> per_call;
+  double total = 0;
+  while (per_call.size() < 5 || (total < min_time_s && per_call.size() < 1000)) {
+    const double s = Seconds([&] {
+      for (int i = 0; i < batch; ++i) fn();
+    });
+    per_call.push_back(s / batch * 1e6);
+    total += s;
+  }
+  return Median(std::move(per_call));
+}
+
+}  // namespace
+
+namespace bench_kernels {
+TorchDecode& TorchDecodeHook() {
+  static TorchDecode hook;
+  return hook;
+}
+}  // namespace bench_kernels
+
+namespace {
+
+void BenchDecode(const Options& o, std::vector<Row>* rows) {
+  const int64_t hidden = 4096;
+  const auto& torch = bench_kernels::TorchDecodeHook();
+  std::printf("\nDecode sizes (CPU, rows x %lld): microseconds per call, opreg (typed .out call "
+              "through the dispatcher) and torch %s (its op or usual composite, same shapes)\n",
+              static_cast<long long>(hidden),
+              torch.make ? torch.version.c_str() : "(not built: OPREG_BENCH_TORCH found no torch)");
+  std::printf("%-20s %-5s %5s %10s %10s %9s\n", "op", "dtype", "rows", "opreg us", "torch us",
+              "torch/opreg");
+  std::vector<std::string> ops(std::begin(kMemoryOps), std::end(kMemoryOps));
+  if (o.linear) ops.push_back("linear");
+  for (const std::string& op : ops) {
+    for (DType dt : {DType::kFloat32, DType::kBFloat16}) {
+      const std::string dtype(opreg::DTypeName(dt));
+      for (int64_t n : o.decode_rows) {
+        std::vector<Tensor> keep;
+        std::function<void()> call;
+        if (op == "linear") {
+          Tensor x = RandCpu({n, hidden}, dt, 11, -1, 1), w = RandCpu({hidden, hidden}, dt, 12);
+          Tensor out = opreg::empty({n, hidden}, dt);
+          auto h = Op<Tensor&(const Tensor&, const Tensor&, const std::optional<Tensor>&,
+                              Tensor&)>("opreg::linear.out");
+          call = [=]() mutable { h.call(x, w, std::nullopt, out); };
+        } else {
+          const int64_t last = op == "silu_and_mul" ? 2 * hidden : hidden;
+          std::optional<Prepared> p = Prepare(
+              op, dt, static_cast<double>(n * last * opreg::ItemSize(dt)), Device::cpu(), &keep);
+          if (!p) continue;
+          call = p->call;
+        }
+        Row r;
+        r.is_decode = true;
+        r.op = op;
+        r.dtype = dtype;
+        r.device = "cpu";
+        r.rows = n;
+        r.numel = n * hidden;
+        r.us = MicrosPerCall(call, o.min_time_s);
+        if (torch.make) {
+          if (std::function<void()> t = torch.make(op, dtype, n, hidden)) {
+            r.torch_us = MicrosPerCall(t, o.min_time_s);
+          }
+        }
+        rows->push_back(r);
+        char torch_col[32] = "-", ratio[32] = "-";
+        if (r.torch_us >= 0) {
+          std::snprintf(torch_col, sizeof(torch_col), "%10.2f", r.torch_us);
+          std::snprintf(ratio, sizeof(ratio), "%8.2fx", r.torch_us / r.us);
+        }
+        std::printf("%-20s %-5s %5lld %10.2f %10s %9s\n", op.c_str(), dtype.c_str(),
+                    static_cast<long long>(n), r.us, torch_col, ratio);
+        std::fflush(stdout);
+      }
+    }
+  }
+}
+
 void WriteJson(const std::string& path, const std::vector<Row>& rows) {
   std::ofstream f(path);
   f << "[\n";
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     char buf[512];
-    if (r.is_linear) {
+    if (r.is_decode) {
+      char torch_us[32] = "null";
+      if (r.torch_us >= 0) std::snprintf(torch_us, sizeof(torch_us), "%.6g", r.torch_us);
+      std::snprintf(buf, sizeof(buf),
+                    "  {\"decode\": true, \"op\": \"%s\", \"dtype\": \"%s\", \"device\": "
+                    "\"%s\", \"rows\": %lld, \"numel\": %lld, \"us\": %.6g, \"torch_us\": %s}",
+                    r.op.c_str(), r.dtype.c_str(), r.device.c_str(),
+                    static_cast<long long>(r.rows), static_cast<long long>(r.numel), r.us,
+                    torch_us);
+    } else if (r.is_linear) {
       std::snprintf(buf, sizeof(buf),
                     "  {\"op\": \"%s\", \"dtype\": \"%s\", \"device\": \"%s\", \"numel\": %lld, "
                     "\"m\": %lld, \"n\": %lld, \"k\": %lld, \"ms\": %.6g, \"gflops\": %.6g, "
@@ -460,7 +568,8 @@ std::vector<std::string> SplitComma(const std::string& s) {
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "bench_kernels: %s\nusage: bench_kernels [--json PATH] [--sizes-mib 1,16,256] "
-               "[--dtypes f32,f16,bf16] [--min-time-s 0.2] [--no-linear]\n",
+               "[--dtypes f32,f16,bf16] [--min-time-s 0.2] [--no-linear] [--decode-rows 1,8,64] "
+               "[--no-decode]\n",
                why);
   std::exit(2);
 }
@@ -491,6 +600,11 @@ int main(int argc, char** argv) {
       o.min_time_s = std::atof(value().c_str());
     } else if (a == "--no-linear") {
       o.linear = false;
+    } else if (a == "--decode-rows") {
+      o.decode_rows.clear();
+      for (const std::string& s : SplitComma(value())) o.decode_rows.push_back(std::atoll(s.c_str()));
+    } else if (a == "--no-decode") {
+      o.decode_rows.clear();
     } else {
       Usage(("unknown argument " + a).c_str());
     }
@@ -505,6 +619,7 @@ int main(int argc, char** argv) {
                 "opreg", "cblas_sgemm f32", "of BLAS");
     BenchLinear(o, Device::cpu(), &rows);
   }
+  if (!o.decode_rows.empty()) BenchDecode(o, &rows);
   if (opreg::CudaAvailable()) {
 #if defined(OPREG_BENCH_HAVE_CUDA)
     std::printf("\nCUDA (cuda:0): CUDA events; reference: D2D cudaMemcpyAsync / cublasGemmEx\n");

@@ -1,4 +1,4 @@
-// linear (OpenBLAS sgemm) and graph capture of a small block replayed through PlannedExecutor.
+// linear (OpenBLAS sgemm; the decode path for few rows) and graph capture of a small block replayed through PlannedExecutor.
 #include <cmath>
 
 #include "opreg/core/error.h"
@@ -32,7 +32,10 @@ TEST_CASE("linear matches the double reference", "[ops][linear]") {
   for (DType dt : kDTypes) {
     uint32_t seed = 1;
     for (auto [xs, n] : std::vector<std::pair<std::vector<int64_t>, int64_t>>{
-             {{1}, 1}, {{3, 17}, 5}, {{1, 64}, 33}, {{2, 3, 31}, 7}, {{129, 65}, 67}}) {
+             {{1}, 1}, {{3, 17}, 5}, {{1, 64}, 33}, {{2, 3, 31}, 7}, {{129, 65}, 67},
+             // The decode path (few rows): several groups of 8 rows, column blocks of 64 with a
+             // partial last one, k with and without a tail past multiples of 16.
+             {{8, 48}, 64}, {{9, 40}, 70}, {{64, 33}, 130}, {{65, 32}, 3}}) {
       const int64_t k = xs.back();
       const Tensor x = Rand(xs, dt, seed++), w = Rand({n, k}, dt, seed++, -0.5, 0.5);
       const Tensor b = Rand({n}, dt, seed++);

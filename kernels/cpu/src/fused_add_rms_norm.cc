@@ -109,7 +109,15 @@ void FusedAddRmsNormInplace(Tensor& input, Tensor& residual, const Tensor& weigh
 #endif
     if constexpr (std::is_same_v<T, Half>) {
       if (h <= detail::kRowBuffer) {
-#pragma omp parallel if (rows * h > detail::kParallelGrain)
+        if (!detail::UseTeam(rows * h)) {
+          float wf[detail::kRowBuffer];
+          detail::HalfToFloat(w, wf, h);
+          for (int64_t r = 0; r < rows; ++r) {
+            FusedAddRmsNormRowHalf(in + r * h, res + r * h, wf, h, feps);
+          }
+          return;
+        }
+#pragma omp parallel
         {
           float wf[detail::kRowBuffer];  // the weight in f32, converted once per thread
           detail::HalfToFloat(w, wf, h);
@@ -121,8 +129,9 @@ void FusedAddRmsNormInplace(Tensor& input, Tensor& residual, const Tensor& weigh
         return;
       }
     }
-#pragma omp parallel for if (rows * h > detail::kParallelGrain) schedule(static)
-    for (int64_t r = 0; r < rows; ++r) FusedAddRmsNormRow<T>(in + r * h, res + r * h, w, h, feps);
+    detail::ParallelFor(rows, rows * h, [&](int64_t r) {
+      FusedAddRmsNormRow<T>(in + r * h, res + r * h, w, h, feps);
+    });
   });
 }
 

@@ -93,7 +93,15 @@ void RmsNormOut(const Tensor& input, const Tensor& weight, double eps, Tensor& o
 #endif
     if constexpr (std::is_same_v<T, Half>) {
       if (h <= detail::kRowBuffer) {
-#pragma omp parallel if (rows * h > detail::kParallelGrain)
+        if (!detail::UseTeam(rows * h)) {
+          float wf[detail::kRowBuffer];
+          detail::HalfToFloat(w, wf, h);
+          for (int64_t r = 0; r < rows; ++r)
+            RmsNormRowHalf(in + r * h, wf, o + r * h, h, feps, stream);
+          if (stream) detail::StreamFence();
+          return;
+        }
+#pragma omp parallel
         {
           float wf[detail::kRowBuffer];  // the weight in f32, converted once per thread
           detail::HalfToFloat(w, wf, h);

@@ -33,8 +33,7 @@ void TopkOut(const Tensor& x, int64_t k, int64_t dim, bool largest, Tensor& valu
       if (a.first != b.first) return largest ? a.first > b.first : a.first < b.first;
       return a.second < b.second;
     };
-#pragma omp parallel for if (slices * n > detail::kParallelGrain) schedule(static)
-    for (int64_t s = 0; s < slices; ++s) {
+    detail::ParallelFor(slices, slices * n, [&](int64_t s) {
       // Per-thread scratch, grown on demand and reused across calls: no allocation once warm.
       thread_local std::vector<P> buf;
       buf.resize(static_cast<size_t>(n));
@@ -52,7 +51,7 @@ void TopkOut(const Tensor& x, int64_t k, int64_t dim, bool largest, Tensor& valu
         vout[j * inner] = base[buf[j].second * inner];
         iout[j * inner] = buf[j].second;
       }
-    }
+    });
   });
 }
 
