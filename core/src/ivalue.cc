@@ -1,40 +1,43 @@
 // IValue construction, access and equality.
 #include "opreg/core/ivalue.h"
 
+#include <new>
 #include <utility>
 
 namespace opreg {
 namespace {
 
+// A new payload holding `value`, with the one reference the IValue will own.
 template <class T, int Kind = 0>
-intrusive_ptr<detail::IValuePayload<T, Kind>> MakePayload(T value) {
-  return make_intrusive<detail::IValuePayload<T, Kind>>(std::move(value));
+intrusive_ptr_target* MakePayload(T value) {
+  return make_intrusive<detail::IValuePayload<T, Kind>>(std::move(value)).release();
 }
 
 }  // namespace
 
-IValue::IValue(std::string v) : v_(MakePayload(std::move(v))) {}
-IValue::IValue(std::vector<int64_t> v) : v_(MakePayload(std::move(v))) {}
-IValue::IValue(std::vector<double> v) : v_(MakePayload(std::move(v))) {}
-IValue::IValue(std::vector<bool> v) : v_(MakePayload(std::move(v))) {}
-IValue::IValue(std::vector<std::complex<double>> v) : v_(MakePayload(std::move(v))) {}
-IValue::IValue(std::vector<std::string> v) : v_(MakePayload(std::move(v))) {}
-IValue::IValue(std::vector<Tensor> v) : v_(MakePayload(std::move(v))) {}
-IValue::IValue(std::vector<std::optional<Tensor>> v) : v_(MakePayload(std::move(v))) {}
+IValue::IValue(std::string v) : IValue(Tag::kString, MakePayload(std::move(v))) {}
+IValue::IValue(std::vector<int64_t> v) : IValue(Tag::kIntList, MakePayload(std::move(v))) {}
+IValue::IValue(std::vector<double> v) : IValue(Tag::kDoubleList, MakePayload(std::move(v))) {}
+IValue::IValue(std::vector<bool> v) : IValue(Tag::kBoolList, MakePayload(std::move(v))) {}
+IValue::IValue(std::vector<std::complex<double>> v)
+    : IValue(Tag::kComplexList, MakePayload(std::move(v))) {}
+IValue::IValue(std::vector<std::string> v) : IValue(Tag::kStringList, MakePayload(std::move(v))) {}
+IValue::IValue(std::vector<Tensor> v) : IValue(Tag::kTensorList, MakePayload(std::move(v))) {}
+IValue::IValue(std::vector<std::optional<Tensor>> v)
+    : IValue(Tag::kOptionalTensorList, MakePayload(std::move(v))) {}
 IValue::IValue(intrusive_ptr<CustomClassHolder> v) {
-  if (v) v_ = std::move(v);
+  if (v) {
+    new (&v_.as_object) intrusive_ptr<CustomClassHolder>(std::move(v));
+    tag_ = Tag::kObject;
+  }
 }
 
 IValue IValue::GenericList(std::vector<IValue> elements) {
-  IValue result;
-  result.v_ = MakePayload<std::vector<IValue>, 0>(std::move(elements));
-  return result;
+  return IValue(Tag::kGenericList, MakePayload<std::vector<IValue>, 0>(std::move(elements)));
 }
 
 IValue IValue::Tuple(std::vector<IValue> elements) {
-  IValue result;
-  result.v_ = MakePayload<std::vector<IValue>, 1>(std::move(elements));
-  return result;
+  return IValue(Tag::kTuple, MakePayload<std::vector<IValue>, 1>(std::move(elements)));
 }
 
 std::string_view IValue::TagName(Tag tag) {
@@ -83,53 +86,39 @@ void IValue::ThrowTagMismatch(Tag expected) const {
   OPREG_THROW(kType, "expected ", TagName(expected), " but got ", TagName());
 }
 
-// Each accessor checks the tag once and then reads the alternative by index.
-#define OPREG_IVALUE_GET_(tag_enumerator)             \
-  if (OPREG_UNLIKELY(tag() != Tag::tag_enumerator)) { \
-    ThrowTagMismatch(Tag::tag_enumerator);            \
-  }                                                   \
-  return std::get<static_cast<size_t>(Tag::tag_enumerator)>(v_)
-
-const Tensor& IValue::toTensor() const& { OPREG_IVALUE_GET_(kTensor); }
-Tensor IValue::toTensor() && {
-  if (OPREG_UNLIKELY(tag() != Tag::kTensor)) ThrowTagMismatch(Tag::kTensor);
-  Tensor t = std::move(std::get<Tensor>(v_));
-  v_.emplace<0>();
-  return t;
+const intrusive_ptr<CustomClassHolder>& IValue::toObject() const {
+  if (OPREG_UNLIKELY(tag_ != Tag::kObject)) ThrowTagMismatch(Tag::kObject);
+  return v_.as_object;
 }
-int64_t IValue::toInt() const { OPREG_IVALUE_GET_(kInt); }
-double IValue::toDouble() const { OPREG_IVALUE_GET_(kDouble); }
-std::complex<double> IValue::toComplex() const { OPREG_IVALUE_GET_(kComplex); }
-bool IValue::toBool() const { OPREG_IVALUE_GET_(kBool); }
-Device IValue::toDevice() const { OPREG_IVALUE_GET_(kDevice); }
-const intrusive_ptr<CustomClassHolder>& IValue::toObject() const { OPREG_IVALUE_GET_(kObject); }
-#undef OPREG_IVALUE_GET_
 
-#define OPREG_IVALUE_GET_PAYLOAD_(tag_enumerator)     \
-  if (OPREG_UNLIKELY(tag() != Tag::tag_enumerator)) { \
-    ThrowTagMismatch(Tag::tag_enumerator);            \
-  }                                                   \
-  return std::get<static_cast<size_t>(Tag::tag_enumerator)>(v_)->value
-
-const std::string& IValue::toStringRef() const { OPREG_IVALUE_GET_PAYLOAD_(kString); }
-const std::vector<int64_t>& IValue::toIntList() const { OPREG_IVALUE_GET_PAYLOAD_(kIntList); }
-const std::vector<double>& IValue::toDoubleList() const { OPREG_IVALUE_GET_PAYLOAD_(kDoubleList); }
-const std::vector<bool>& IValue::toBoolList() const { OPREG_IVALUE_GET_PAYLOAD_(kBoolList); }
+const std::string& IValue::toStringRef() const { return PayloadValue<std::string>(Tag::kString); }
+const std::vector<int64_t>& IValue::toIntList() const {
+  return PayloadValue<std::vector<int64_t>>(Tag::kIntList);
+}
+const std::vector<double>& IValue::toDoubleList() const {
+  return PayloadValue<std::vector<double>>(Tag::kDoubleList);
+}
+const std::vector<bool>& IValue::toBoolList() const {
+  return PayloadValue<std::vector<bool>>(Tag::kBoolList);
+}
 const std::vector<std::complex<double>>& IValue::toComplexList() const {
-  OPREG_IVALUE_GET_PAYLOAD_(kComplexList);
+  return PayloadValue<std::vector<std::complex<double>>>(Tag::kComplexList);
 }
 const std::vector<std::string>& IValue::toStringList() const {
-  OPREG_IVALUE_GET_PAYLOAD_(kStringList);
+  return PayloadValue<std::vector<std::string>>(Tag::kStringList);
 }
-const std::vector<Tensor>& IValue::toTensorList() const { OPREG_IVALUE_GET_PAYLOAD_(kTensorList); }
+const std::vector<Tensor>& IValue::toTensorList() const {
+  return PayloadValue<std::vector<Tensor>>(Tag::kTensorList);
+}
 const std::vector<std::optional<Tensor>>& IValue::toOptionalTensorList() const {
-  OPREG_IVALUE_GET_PAYLOAD_(kOptionalTensorList);
+  return PayloadValue<std::vector<std::optional<Tensor>>>(Tag::kOptionalTensorList);
 }
 const std::vector<IValue>& IValue::toGenericList() const {
-  OPREG_IVALUE_GET_PAYLOAD_(kGenericList);
+  return PayloadValue<std::vector<IValue>, 0>(Tag::kGenericList);
 }
-const std::vector<IValue>& IValue::toTuple() const { OPREG_IVALUE_GET_PAYLOAD_(kTuple); }
-#undef OPREG_IVALUE_GET_PAYLOAD_
+const std::vector<IValue>& IValue::toTuple() const {
+  return PayloadValue<std::vector<IValue>, 1>(Tag::kTuple);
+}
 
 double IValue::toScalarDouble() const {
   switch (tag()) {

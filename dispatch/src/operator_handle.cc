@@ -154,7 +154,14 @@ DispatchKey OperatorHandle::ComputeDispatchKey(const Stack& stack, size_t first)
   const OpDefinition& def = definition();
   uint8_t bits = 0;
   for (uint16_t i : def.tensor_arguments) {
-    if (first + i < stack.size()) bits |= DeviceBits(stack[first + i]);
+    if (first + i >= stack.size()) continue;
+    const IValue& v = stack[first + i];
+    if (OPREG_LIKELY(v.isTensor())) {  // the common case inline; lists in DeviceBits
+      const Tensor& t = v.toTensor();
+      if (t.defined()) bits |= static_cast<uint8_t>(1u << static_cast<int>(t.device().type));
+    } else {
+      bits |= DeviceBits(v);
+    }
   }
   constexpr uint8_t kMeta = 1u << static_cast<int>(DeviceType::kMeta);
   if (bits != 0 && (bits & (bits - 1)) == 0) {
@@ -224,7 +231,11 @@ void OperatorHandle::CallBoxed(Stack* stack) const {
   }
   for (size_t i = 0; i < args.size(); ++i) {
     IValue& v = (*stack)[i];
-    if (!CheckAndCoerce(args[i], *args[i].type(), &v)) {
+    const Type& type = *args[i].type();
+    // The common exact matches inline; everything else (coercions, containers, errors) in
+    // CheckAndCoerce.
+    if (OPREG_LIKELY(type.kind() == TypeKind::kTensor && v.isTensor())) continue;
+    if (!CheckAndCoerce(args[i], type, &v)) {
       OPREG_THROW(kType, ArgErrorMessage(entry_->name().str(), args[i].name(), static_cast<int>(i),
                                          args[i].type()->str(), detail::BoxedTypeName(v)));
     }
