@@ -216,6 +216,40 @@ bool ImportBuffer(py::handle obj, Tensor* out) {
   return true;
 }
 
+// The `from_dlpack` of the framework a producer type belongs to (its top-level module's), or
+// None; looked up once per type. Only touched with the GIL held.
+py::object FrameworkFromDLPack(PyTypeObject* type) {
+  static auto* cache = new std::vector<std::pair<PyTypeObject*, py::object>>();
+  for (const auto& [t, fn] : *cache) {
+    if (t == type) return fn;
+  }
+  py::object fn = py::none();
+  py::object module = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(type))
+                          .attr("__dict__")
+                          .attr("get")("__module__", py::none());
+  if (py::isinstance<py::str>(module)) {
+    const std::string name = module.cast<std::string>();
+    const std::string top = name.substr(0, name.find('.'));
+    py::object modules = py::module_::import("sys").attr("modules");
+    py::object mod = modules.attr("get")(top, py::none());
+    if (!mod.is_none()) fn = py::getattr(mod, "from_dlpack", py::none());
+  }
+  Py_INCREF(type);
+  cache->emplace_back(type, fn);
+  return fn;
+}
+
+// A producer's tensor through __dlpack__; a torch tensor that requires grad refuses to export
+// (BufferError) and is exported detached, as the exchange API of newer torch does.
+Tensor ImportThroughDLPack(py::handle obj) {
+  try {
+    return TensorFromDLPack(obj);
+  } catch (py::error_already_set& e) {
+    if (!e.matches(PyExc_BufferError) || !py::hasattr(obj, "detach")) throw;
+  }
+  return TensorFromDLPack(obj.attr("detach")());
+}
+
 bool IsNumpyDType(DType d) {
   return d != DType::kBFloat16 && d != DType::kFloat8E4M3FN && d != DType::kFloat8E5M2;
 }
@@ -236,8 +270,12 @@ Tensor ImportForeignTensor(py::handle obj) {
     Tensor t;
     if (ImportBuffer(obj, &t)) return t;
   }
-  Tensor t = TensorFromDLPack(obj);
-  if (type == NdarrayType()) t_origin.numpy = true;
+  Tensor t = ImportThroughDLPack(obj);
+  if (type == NdarrayType()) {
+    t_origin.numpy = true;
+  } else if (t_origin.dlpack_type == nullptr && !PyCapsule_CheckExact(obj.ptr())) {
+    t_origin.dlpack_type = type;
+  }
   return t;
 }
 
@@ -253,6 +291,10 @@ py::object WrapResultTensor(Tensor t) {
         throw py::error_already_set();
       }
       return py::reinterpret_steal<py::object>(static_cast<PyObject*>(out));
+    }
+    if (o.dlpack_type != nullptr) {
+      py::object from_dlpack = FrameworkFromDLPack(o.dlpack_type);
+      if (!from_dlpack.is_none()) return from_dlpack(WrapTensor(std::move(t)));
     }
     if (o.numpy && t.is_cpu() && IsNumpyDType(t.dtype())) return NumpyView(WrapTensor(std::move(t)));
   }

@@ -66,6 +66,7 @@ py::object NumpyView(py::object opreg_tensor);
 struct CallOrigin {
   bool op_call = false;                    // inside an opreg.ops call: results follow the origin
   const DLPackExchangeAPI* api = nullptr;  // exchange API of the first framework tensor (torch)
+  PyTypeObject* dlpack_type = nullptr;     // else the type of the first __dlpack__ producer
   bool numpy = false;                      // some tensor came from a NumPy array
   int32_t cuda_device = -1;                // device of the first CUDA tensor from `api`
   bool last_import_readonly = false;       // the last imported tensor was read-only
@@ -96,8 +97,9 @@ Tensor ImportForeignTensor(py::handle obj);
 // True for objects ImportForeignTensor reads from C (torch tensors, NumPy arrays).
 bool HasFastImport(py::handle obj);
 // The Python object for a result tensor: a torch tensor (zero-copy) when the call's origin is
-// torch, an ndarray when it is NumPy (NumPy dtypes on CPU), else an opreg.Tensor; always an
-// opreg.Tensor while opreg.returning_opreg_tensors() is in effect on this thread.
+// torch, an ndarray when it is NumPy (NumPy dtypes on CPU), a tensor of another DLPack
+// producer's framework through its module's `from_dlpack` (torch before 2.11, CuPy, ...), else
+// an opreg.Tensor; always an opreg.Tensor while opreg.returning_opreg_tensors() is in effect.
 py::object WrapResultTensor(Tensor t);
 // For a CUDA call with torch tensors: makes torch's current stream on their device opreg's
 // current stream for the scope (then restores it); no-op otherwise.
