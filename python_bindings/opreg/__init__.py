@@ -34,6 +34,7 @@ from ._C import (
     zeros,
 )
 from ._ops import ops
+from ._schema_objects import FunctionSchema, Tag
 from .custom_op import CustomOpDef, custom_op, infer_schema
 from .graph import Graph, graph
 from .library import Library, opcheck, register_autograd
@@ -67,10 +68,12 @@ def tensor(data: Any, dtype: Optional[str] = None) -> Tensor:
 
 __all__ = [
     "CustomOpDef",
+    "FunctionSchema",
     "Graph",
     "Library",
     "OpOverload",
     "OpPacket",
+    "Tag",
     "Tensor",
     "arange",
     "cuda",

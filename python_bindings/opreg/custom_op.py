@@ -11,6 +11,7 @@ import typing
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _C
+from ._schema_objects import FunctionSchema
 from .library import Library
 
 UNKNOWN_MUTATES = "unknown"
@@ -216,14 +217,14 @@ class CustomOpDef:
     """An op made by `@opreg.custom_op`: callable, with `register_fake` and `register_kernel`."""
 
     def __init__(self, namespace: str, name: str, schema: str, fn: Callable[..., Any],
-                 device_types: Optional[Sequence[str]] = None) -> None:
+                 device_types: Optional[Sequence[str]] = None, tags: Any = ()) -> None:
         self._namespace = namespace
         self._name = name
         self._qualname = f"{namespace}::{name}"
         self._init_fn = fn
         self._lib = Library(namespace, "FRAGMENT")
-        self._lib.define(f"{name}{schema}", tags=())
-        self._schema = _C.schema(self._qualname)
+        self._lib.define(f"{name}{schema}", tags=tags)
+        self._schema = FunctionSchema(_C.schema(self._qualname))
         self._has_fake = False
         for key in self._keys(device_types):
             self._lib.impl(name, fn, key, _check_aliasing=True)
@@ -250,7 +251,8 @@ class CustomOpDef:
         return keys
 
     @property
-    def schema(self) -> str:
+    def schema(self) -> FunctionSchema:
+        """The canonical schema (a str, with torch's FunctionSchema attributes)."""
         return self._schema
 
     @property
@@ -295,13 +297,13 @@ class CustomOpDef:
 def custom_op(name: str, fn: Optional[Callable[..., Any]] = None, /, *,
               mutates_args: Union[str, Iterable[str]],
               device_types: Optional[Union[str, Sequence[str]]] = None,
-              schema: Optional[str] = None) -> Any:
+              schema: Optional[str] = None, tags: Any = None) -> Any:
     """Wraps a function into an opreg op `ns::name`, as torch.library.custom_op.
 
     The schema is inferred from the type hints (or given as `schema`, without the name);
     `mutates_args` names the Tensor arguments written in place ("unknown": all of them).
     The function is the op's kernel for `device_types` (default: CPU and CUDA). It may not
-    return an input or a view of one."""
+    return an input or a view of one. `tags`: opreg.Tag / torch.Tag values or names."""
 
     def inner(f: Callable[..., Any]) -> CustomOpDef:
         if "::" not in name:
@@ -319,7 +321,7 @@ def custom_op(name: str, fn: Optional[Callable[..., Any]] = None, /, *,
                     f"which is different from what was provided to us in `mutates_args`. "
                     f"Please make these consistent.")
         _check_no_kwarg_only_tensors(schema_str)
-        op = CustomOpDef(namespace, opname, schema_str, f, device_types)
+        op = CustomOpDef(namespace, opname, schema_str, f, device_types, tags or ())
         return op
 
     if fn is None:

@@ -8,6 +8,7 @@ from types import FrameType
 from typing import Any, Callable, Optional, Sequence, Tuple
 
 from . import _C
+from ._schema_objects import tags_of
 
 _KINDS = ("DEF", "FRAGMENT", "IMPL")
 
@@ -64,7 +65,7 @@ class Library:
         if alias_analysis not in ("", "FROM_SCHEMA", "CONSERVATIVE"):
             raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
         file, line = _caller()
-        self._c().define(schema, [str(t) for t in tags], file, line)
+        self._c().define(schema, list(tags_of(tags)), file, line)
         name = schema.split("(", 1)[0].split("::")[-1]
         self._op_defs.append(name)
         bridge = sys.modules.get("opreg.torch")

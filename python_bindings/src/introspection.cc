@@ -2,11 +2,14 @@
 // for benchmarks, and C++ code that calls ops through the dispatcher (to call Python kernels
 // from C++).
 #include <optional>
+#include <sstream>
 
 #include "module_internal.h"
 #include "opreg/core/error.h"
 #include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/library.h"
+#include "opreg/schema/schema_parser.h"
+#include "opreg/schema/schema_rules.h"
 
 namespace opreg::python {
 
@@ -34,9 +37,65 @@ std::optional<Library>& TestLibraryCpu() {
   return *lib;
 }
 
+// One argument or return as a dict, for opreg.FunctionSchema (python_bindings/opreg/
+// _schema_objects.py): the written type, the default as printed in the schema, alias sets.
+py::dict ArgumentInfo(const Argument& a) {
+  py::dict d;
+  d["name"] = a.name();
+  d["type"] = a.type()->str();
+  d["N"] = a.N() ? py::object(py::int_(*a.N())) : py::object(py::none());
+  d["kwarg_only"] = a.kwarg_only();
+  if (a.default_value()) {
+    std::ostringstream os;
+    os << *a.default_value();
+    d["default"] = FromIValue(*a.default_value());
+    d["default_str"] = os.str();
+  } else {
+    d["default"] = py::none();
+    d["default_str"] = py::none();
+  }
+  if (a.alias_info()) {
+    py::dict alias;
+    alias["before_set"] = a.alias_info()->before_sets();
+    alias["after_set"] = a.alias_info()->after_sets();
+    alias["is_write"] = a.alias_info()->is_write();
+    d["alias_info"] = alias;
+  } else {
+    d["alias_info"] = py::none();
+  }
+  d["text"] = a.str();
+  return d;
+}
+
 }  // namespace
 
 void InitIntrospection(py::module_& m) {
+  m.def(
+      "_schema_info",
+      [](const std::string& text) {
+        absl::StatusOr<FunctionSchema> s = ParseSchema(text);
+        CheckStatus(s.status());
+        py::dict d;
+        d["name"] = s->name();
+        d["overload_name"] = s->overload_name();
+        py::list args, rets;
+        for (const Argument& a : s->arguments()) args.append(ArgumentInfo(a));
+        for (const Argument& r : s->returns()) rets.append(ArgumentInfo(r));
+        d["arguments"] = args;
+        d["returns"] = rets;
+        d["is_vararg"] = s->is_vararg();
+        d["is_varret"] = s->is_varret();
+        return d;
+      },
+      py::arg("text"), "A schema's parts (opreg.FunctionSchema is built from them).");
+  m.def(
+      "_known_tags",
+      []() {
+        std::vector<std::string> out;
+        for (std::string_view t : KnownTags()) out.emplace_back(t);
+        return out;
+      },
+      "The op tags opreg accepts (torch's tags.yaml names).");
   m.def(
       "list_ops",
       []() {

@@ -232,7 +232,15 @@ void InitOps(py::module_& m) {
   py::class_<OpOverload>(m, "OpOverload", "One overload of an op: `opreg.ops.ns.op.overload`.",
                          VectorcallTypeSetup<OpOverload>())
       .def_property_readonly("name", &OpOverload::Name, "'ns::op.overload'")
-      .def_property_readonly("schema", &OpOverload::Schema, "The canonical schema text.")
+      .def_property_readonly(
+          "schema",
+          [](const OpOverload& o) {
+            static py::handle cls = py::object(py::module_::import("opreg._schema_objects")
+                                                   .attr("FunctionSchema"))
+                                        .release();
+            return cls(o.Schema());
+          },
+          "The canonical schema: an opreg.FunctionSchema (a str with the parsed parts).")
       .def_property_readonly(
           "tags",
           [](const OpOverload& o) { return o.handle().definition().tags; },
