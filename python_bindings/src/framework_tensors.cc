@@ -66,10 +66,19 @@ const DLPackExchangeAPI* ExchangeApiOf(PyTypeObject* type) {
   return api;
 }
 
+// numpy.ndarray, or nullptr when NumPy cannot be imported (it is a dependency, but a broken
+// install must not make every foreign tensor fail).
 PyTypeObject* NdarrayType() {
-  static PyTypeObject* type = [] {
-    py::object nd = py::module_::import("numpy").attr("ndarray");
-    return reinterpret_cast<PyTypeObject*>(nd.release().ptr());
+  static PyTypeObject* type = []() -> PyTypeObject* {
+    PyObject* numpy = PyImport_ImportModule("numpy");
+    if (numpy == nullptr) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    PyObject* nd = PyObject_GetAttrString(numpy, "ndarray");
+    Py_DECREF(numpy);
+    if (nd == nullptr) PyErr_Clear();
+    return reinterpret_cast<PyTypeObject*>(nd);  // kept: a new reference never dropped
   }();
   return type;
 }
@@ -266,12 +275,13 @@ bool HasFastImport(py::handle obj) {
 Tensor ImportForeignTensor(py::handle obj) {
   PyTypeObject* type = Py_TYPE(obj.ptr());
   if (const DLPackExchangeAPI* api = ExchangeApiOf(type)) return ImportThroughApi(obj, api);
-  if (type == NdarrayType()) {
+  const bool ndarray = type == NdarrayType();
+  if (ndarray) {
     Tensor t;
     if (ImportBuffer(obj, &t)) return t;
   }
   Tensor t = ImportThroughDLPack(obj);
-  if (type == NdarrayType()) {
+  if (ndarray) {
     t_origin.numpy = true;
   } else if (t_origin.dlpack_type == nullptr && !PyCapsule_CheckExact(obj.ptr())) {
     t_origin.dlpack_type = type;
