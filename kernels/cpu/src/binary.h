@@ -93,7 +93,7 @@ void BinaryBroadcastWith(const Tensor& a, const Tensor& b, Tensor& out, Op op, B
           [&](int64_t begin, int64_t end) {
             chunk(pa + begin, pb + begin, o + begin, end - begin, kind, stream);
           },
-          stream);
+          stream, kElementwiseGrain);
     };
     if (RunSimd(run, &avx512::BinaryChunk<T>, &avx2::BinaryChunk<T>)) return;
 #endif
@@ -102,7 +102,7 @@ void BinaryBroadcastWith(const Tensor& a, const Tensor& b, Tensor& out, Op op, B
         [&](int64_t begin, int64_t end) {
           BinaryRow<T>(pa + begin, pb + begin, o + begin, end - begin, 1, 1, op, stream);
         },
-        stream);
+        stream, kElementwiseGrain);
     return;
   }
   // General path: strides of a and b aligned to out's dims (0 where broadcast).
@@ -127,7 +127,7 @@ void BinaryBroadcastWith(const Tensor& a, const Tensor& b, Tensor& out, Op op, B
       ob += idx * sb[d];
     }
     BinaryRow<T>(pa + oa, pb + ob, o + r * inner, inner, ia, ib, op, stream);
-  });
+  }, kElementwiseGrain);
 }
 
 // out = kind(a, b) with broadcasting, computed in f32 (see BinaryBroadcastWith).

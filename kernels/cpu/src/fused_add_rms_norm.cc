@@ -109,7 +109,7 @@ void FusedAddRmsNormInplace(Tensor& input, Tensor& residual, const Tensor& weigh
 #endif
     if constexpr (std::is_same_v<T, Half>) {
       if (h <= detail::kRowBuffer) {
-        if (!detail::UseTeam(rows * h)) {
+        if (!detail::UseTeam(rows * h, detail::kRowGrain)) {
           float wf[detail::kRowBuffer];
           detail::HalfToFloat(w, wf, h);
           for (int64_t r = 0; r < rows; ++r) {
@@ -129,9 +129,10 @@ void FusedAddRmsNormInplace(Tensor& input, Tensor& residual, const Tensor& weigh
         return;
       }
     }
-    detail::ParallelFor(rows, rows * h, [&](int64_t r) {
-      FusedAddRmsNormRow<T>(in + r * h, res + r * h, w, h, feps);
-    });
+    detail::ParallelFor(
+        rows, rows * h,
+        [&](int64_t r) { FusedAddRmsNormRow<T>(in + r * h, res + r * h, w, h, feps); },
+        detail::kRowGrain);
   });
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
@@ -24,22 +25,44 @@
 namespace opreg::kernels::cpu::detail {
 
 // Below this many elements a kernel runs on the calling thread (an OpenMP fork costs a few
-// microseconds, more than the work of a small tensor).
+// microseconds, more than the work of a small tensor). The default; the row kernels pass their
+// own grains, measured (kRowGrain and the per-op constants next to each kernel).
 inline constexpr int64_t kParallelGrain = 1 << 15;
+
+// The grain of the row-wise ops (rms_norm, fused_add_rms_norm_, per_token_quant, softmax), in
+// elements: bench_kernels' decode table with OPREG_CPU_GRAIN=0 (team always) against a grain
+// too large to reach, 2-core AVX-512 VM, rows of 4096: the team is slower at 1 row, level at
+// 2 (f32 rms_norm 1.5 vs 1.4 us; softmax 3.0 vs 2.9), and ahead from 4 rows on (rms_norm 2.2 vs
+// 2.9 us, softmax 3.6 vs 6.4, per_token_quant bf16 2.2 vs 2.6, fused_add_rms_norm_ bf16 3.7 vs
+// 4.5; f32 4.4 vs 4.4).
+inline constexpr int64_t kRowGrain = 1 << 13;
+// silu_and_mul (work = output elements, each reading two inputs and computing an exp): the team
+// is ahead from 2 rows of 4096 (f32 2.3 vs 3.1 us, bf16 2.0 vs 2.6), behind at 1.
+inline constexpr int64_t kActivationGrain = 1 << 12;
+// The flat elementwise ops (add, mul, split_add), whose tasks are kChunk elements: the team is
+// behind at 4 rows of 4096 (add f32 2.6 vs 2.0 us, split_add 3.4 vs 2.8) and ahead at 8 (add
+// 2.7 vs 3.8, split_add 3.4 vs 5.1): from two chunks on.
+inline constexpr int64_t kElementwiseGrain = 1 << 14;
 
 // Whether a loop of `work` elements runs on the OpenMP team. Below the grain the kernels run
 // the loop on the calling thread without entering a parallel region at all: libgomp's
 // `#pragma omp parallel if (false)` still costs about 330 ns and a futex syscall per region
 // (measured on the CI VM), a fixed floor under every decode-size call.
 inline bool UseTeam(int64_t work, int64_t grain = kParallelGrain) {
-  return work > grain && omp_get_max_threads() > 1;
+  // OPREG_CPU_GRAIN=N replaces every grain (how bench_kernels' decode table measures where the
+  // team starts to pay off); read once.
+  static const int64_t kOverride = [] {
+    const char* v = std::getenv("OPREG_CPU_GRAIN");
+    return v != nullptr && *v != '\0' ? std::atoll(v) : int64_t{-1};
+  }();
+  return work > (kOverride >= 0 ? kOverride : grain) && omp_get_max_threads() > 1;
 }
 
 // fn(i) for i in [0, n): on the calling thread when UseTeam(work) is false, else split
 // statically over the OpenMP team.
 template <class Fn>
-void ParallelFor(int64_t n, int64_t work, Fn&& fn) {
-  if (!UseTeam(work)) {
+void ParallelFor(int64_t n, int64_t work, Fn&& fn, int64_t grain = kParallelGrain) {
+  if (!UseTeam(work, grain)) {
     for (int64_t i = 0; i < n; ++i) fn(i);
     return;
   }
@@ -204,9 +227,9 @@ inline bool ShouldStream(int64_t n) {
 // schedule, so each thread gets one contiguous range. `stream`: fn writes with non-temporal
 // stores, and each thread fences them once when its range is done.
 template <class Fn>
-void ParallelChunks(int64_t n, Fn&& fn, bool stream = false) {
+void ParallelChunks(int64_t n, Fn&& fn, bool stream = false, int64_t grain = kParallelGrain) {
   const int64_t chunks = (n + kChunk - 1) / kChunk;
-  if (!UseTeam(n)) {
+  if (!UseTeam(n, grain)) {
     for (int64_t c = 0; c < chunks; ++c) fn(c * kChunk, std::min(n, (c + 1) * kChunk));
     if (stream) StreamFence();
     return;
@@ -225,8 +248,8 @@ void ParallelChunks(int64_t n, Fn&& fn, bool stream = false) {
 // Calls fn(r) for r in [0, rows), in parallel when `work` (elements) exceeds kParallelGrain;
 // static schedule. `stream`: as for ParallelChunks.
 template <class Fn>
-void ParallelRows(int64_t rows, int64_t work, bool stream, Fn&& fn) {
-  if (!UseTeam(work)) {
+void ParallelRows(int64_t rows, int64_t work, bool stream, Fn&& fn, int64_t grain = kRowGrain) {
+  if (!UseTeam(work, grain)) {
     for (int64_t r = 0; r < rows; ++r) fn(r);
     if (stream) StreamFence();
     return;

@@ -93,7 +93,7 @@ void RmsNormOut(const Tensor& input, const Tensor& weight, double eps, Tensor& o
 #endif
     if constexpr (std::is_same_v<T, Half>) {
       if (h <= detail::kRowBuffer) {
-        if (!detail::UseTeam(rows * h)) {
+        if (!detail::UseTeam(rows * h, detail::kRowGrain)) {
           float wf[detail::kRowBuffer];
           detail::HalfToFloat(w, wf, h);
           for (int64_t r = 0; r < rows; ++r)

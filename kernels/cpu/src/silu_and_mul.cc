@@ -51,10 +51,13 @@ void SiluAndMulOut(const Tensor& x, Tensor& out) {
     T* o = out.data_ptr<T>();
     const bool stream = detail::ShouldStream<T>(rows * d);
     auto run = [&](auto row) {
-      detail::ParallelRows(rows, rows * d, stream, [&](int64_t r) {
-        const T* a = in + r * 2 * d;
-        row(a, a + d, o + r * d, d, stream);
-      });
+      detail::ParallelRows(
+          rows, rows * d, stream,
+          [&](int64_t r) {
+            const T* a = in + r * 2 * d;
+            row(a, a + d, o + r * d, d, stream);
+          },
+          detail::kActivationGrain);
     };
 #if OPREG_CPU_HAVE_SIMD_ROWS
     if (detail::RunSimd(run, &avx512::SiluAndMulRow<T>, &avx2::SiluAndMulRow<T>)) return;

@@ -76,7 +76,7 @@ void SplitAddOut(const Tensor& x, const Tensor& y, Tensor& sum, Tensor& diff) {
           [&](int64_t begin, int64_t end) {
             chunk(px + begin, py + begin, ps + begin, pd + begin, end - begin, stream);
           },
-          stream);
+          stream, detail::kElementwiseGrain);
     };
 #if OPREG_CPU_HAVE_SIMD_ROWS
     if (detail::RunSimd(run, &avx512::SplitAddChunk<T>, &avx2::SplitAddChunk<T>)) return;
