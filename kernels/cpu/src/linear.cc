@@ -8,6 +8,7 @@
 
 #include "loops.h"
 #include "multiversion.h"
+#include "simd/avx512.h"
 
 namespace opreg::kernels::cpu {
 namespace {
@@ -98,11 +99,26 @@ void SkinnyGroup(const float* fx, const T* w, const T* bias, T* y, int64_t m, in
 // again by sgemm), and OpenBLAS's sgemm stays well below memory bandwidth for so few rows.
 template <class T>
 void SkinnyLinear(const T* x, const T* w, const T* bias, T* y, int64_t m, int64_t n, int64_t k) {
+  constexpr int64_t kBlock = 64;  // columns per task: 512 KiB of bf16 weight at k = 4096
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+#if OPREG_CPU_HAVE_AVX512
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    // bf16 pairs straight into vdpbf16ps: x stays bf16, nothing is converted.
+    if (avx512::HasBFloat16Instructions()) {
+      detail::ParallelFor(blocks, m * n * k, [&](int64_t blk) {
+        const int64_t j0 = blk * kBlock, j1 = std::min(n, j0 + kBlock);
+        for (int64_t r = 0; r < m; r += kSkinnyGroup) {
+          avx512::SkinnyColumnsBf16Dot(x + r * k, w, bias, y + r * n,
+                                       std::min(kSkinnyGroup, m - r), n, k, j0, j1);
+        }
+      });
+      return;
+    }
+  }
+#endif
   thread_local std::vector<float> xs;
   float* fx = Scratch(xs, m * k);
   for (int64_t i = 0; i < m * k; ++i) fx[i] = static_cast<float>(x[i]);
-  constexpr int64_t kBlock = 64;  // columns per task: 512 KiB of bf16 weight at k = 4096
-  const int64_t blocks = (n + kBlock - 1) / kBlock;
   detail::ParallelFor(blocks, m * n * k, [&](int64_t blk) {
     const int64_t j0 = blk * kBlock, j1 = std::min(n, j0 + kBlock);
     for (int64_t r = 0; r < m; r += kSkinnyGroup) {

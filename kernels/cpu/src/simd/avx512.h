@@ -65,6 +65,12 @@ struct BFloat16Fast {
 // Whether Supported() and the CPU has AVX512_BF16. Cheap after the first call; thread-safe.
 bool HasBFloat16Instructions();
 
+// linear's decode path for bf16 (simd/linear_bf16_avx512.cc): columns [j0, j1) of
+// y[m, n] = x[m, k] @ w[n, k]^T (+ bias) for m <= 8 rows, with vdpbf16ps. Only after
+// HasBFloat16Instructions() returned true.
+void SkinnyColumnsBf16Dot(const BFloat16* x, const BFloat16* w, const BFloat16* bias,
+                          BFloat16* y, int64_t m, int64_t n, int64_t k, int64_t j0, int64_t j1);
+
 // Calls fn(E{}) with E = BFloat16Fast when T is BFloat16 and HasBFloat16Instructions(), else with
 // E = T; fn reinterprets its T pointers as E pointers.
 template <class T, class Fn>
