@@ -145,21 +145,6 @@ Tensor arange(double start, double end, double step, DType dtype, Device device)
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device,
-                 std::function<void(void*)> deleter) {
-  const int64_t extent = StridedExtent(sizes, strides, "from_blob()");
-  const size_t nbytes = CheckedBytes(extent, dtype, "from_blob()");
-  OPREG_CHECK_VALUE(data != nullptr || nbytes == 0 || device.is_meta(),
-                    "from_blob(): data is null but the tensor needs ", nbytes, " bytes");
-  DataPtr data_ptr =
-      deleter ? DataPtr(data, new BlobContext{data, std::move(deleter)}, &DeleteBlob, device)
-              : DataPtr(data, nullptr, nullptr, device);
-  Storage storage(make_intrusive<StorageImpl>(std::move(data_ptr), nbytes));
-  return Tensor(make_intrusive<TensorImpl>(std::move(storage),
-                                           DimVector(sizes.begin(), sizes.end()),
-                                           DimVector(strides.begin(), strides.end()), 0, dtype));
-}
-
-Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device,
                  void* owner, DataPtr::DeleterFn release) {
   const int64_t extent = StridedExtent(sizes, strides, "from_blob()");
   const size_t nbytes = CheckedBytes(extent, dtype, "from_blob()");
@@ -172,6 +157,15 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype
                                       DimVector(strides.begin(), strides.end()), 0, dtype));
   // Nothing can throw any more: the storage takes `owner`.
   raw->set_data_ptr(DataPtr(data, owner, release, device));
+  return t;
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device,
+                 std::function<void(void*)> deleter) {
+  if (!deleter) return from_blob(data, sizes, strides, dtype, device, nullptr, nullptr);
+  auto ctx = std::make_unique<BlobContext>(BlobContext{data, std::move(deleter)});
+  Tensor t = from_blob(data, sizes, strides, dtype, device, ctx.get(), &DeleteBlob);
+  ctx.release();  // owned by the storage now (from_blob threw before taking it otherwise)
   return t;
 }
 

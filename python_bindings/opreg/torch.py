@@ -30,8 +30,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from . import _C
-from .library import _op_name
+from . import _C, returning_opreg_tensors
 
 __all__ = ["register_autograd", "registered", "skipped", "sync", "to_torch_op"]
 
@@ -156,7 +155,7 @@ def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]
     def fake(*args: Any, **kwargs: Any) -> Any:
         meta_args = [to_meta(a) for a in args]
         meta_kwargs = {k: to_meta(v) for k, v in kwargs.items()}
-        with _returning_opreg():
+        with returning_opreg_tensors():
             result = opreg_op(*meta_args, **meta_kwargs)
         if not schema.returns:
             return None
@@ -169,14 +168,6 @@ def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]
 
     fake.__name__ = f"opreg_fake_{qualified.replace('::', '_').replace('.', '_')}"
     return fake
-
-
-class _returning_opreg:
-    def __enter__(self) -> None:
-        self._old = _C._set_return_opreg_tensors(True)
-
-    def __exit__(self, *exc: Any) -> None:
-        _C._set_return_opreg_tensors(self._old)
 
 
 def _tags(opreg_op: Any) -> Tuple[Any, ...]:

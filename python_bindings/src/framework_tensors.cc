@@ -83,11 +83,6 @@ PyTypeObject* NdarrayType() {
   return type;
 }
 
-void ReleaseVersioned(void* context) {
-  auto* m = static_cast<DLManagedTensorVersioned*>(context);
-  if (m->deleter != nullptr) m->deleter(m);
-}
-
 // The owner of an imported framework tensor's memory: a reference to the Python tensor,
 // dropped (with the GIL) when the last opreg tensor viewing it dies.
 void ReleasePyObject(void* context) {
@@ -100,11 +95,10 @@ void ReleasePyObject(void* context) {
   PyGILState_Release(gil);
 }
 
-void NoteOrigin(const DLPackExchangeAPI* api, const DLTensor& dl, bool readonly) {
+void NoteOrigin(const DLPackExchangeAPI* api, const DLTensor& dl) {
   CallOrigin& o = t_origin;
   if (o.api == nullptr) o.api = api;
   if (o.cuda_device < 0 && dl.device.device_type == kDLCUDA) o.cuda_device = dl.device.device_id;
-  o.last_import_readonly = readonly;
 }
 
 // The table's non-owning view (no allocation on the producer's side) when it has one: the
@@ -117,20 +111,22 @@ Tensor ImportThroughApi(py::handle obj, const DLPackExchangeAPI* api) {
     absl::StatusOr<Tensor> t = FromDLTensor(dl, obj.ptr(), &ReleasePyObject);
     CheckStatus(t.status());
     Py_INCREF(obj.ptr());  // now owned by the tensor's storage
-    NoteOrigin(api, dl, /*readonly=*/false);
+    NoteOrigin(api, dl);
     return *std::move(t);
   }
   DLManagedTensorVersioned* m = nullptr;
   if (api->managed_tensor_from_py_object_no_sync(obj.ptr(), &m) != 0 || m == nullptr) {
     throw py::error_already_set();
   }
-  absl::StatusOr<Tensor> t = FromDLTensor(m->dl_tensor, m, &ReleaseVersioned);
-  if (!t.ok()) {
-    ReleaseVersioned(m);
-    CheckStatus(t.status());
+  Tensor t;
+  try {
+    t = ImportVersioned(m);
+  } catch (...) {
+    if (m->deleter != nullptr) m->deleter(m);
+    throw;
   }
-  NoteOrigin(api, m->dl_tensor, (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0);
-  return *std::move(t);
+  NoteOrigin(api, m->dl_tensor);  // `m` lives as long as `t`
+  return t;
 }
 
 // The buffer of a NumPy array, released (with the GIL) when the last tensor viewing it dies.
@@ -220,7 +216,7 @@ bool ImportBuffer(py::handle obj, Tensor* out) {
   }
   owner.release();
   t_origin.numpy = true;
-  t_origin.last_import_readonly = readonly;
+  if (readonly) t_origin.last_import_readonly = true;
   *out = *std::move(t);
   return true;
 }

@@ -52,6 +52,10 @@ std::vector<int64_t> ShapeArg(py::handle obj);
 // Imports a DLPack producer (or a "dltensor" / "dltensor_versioned" capsule) without copying.
 // Producers are asked for a versioned capsule first (`__dlpack__(max_version=...)`).
 Tensor TensorFromDLPack(py::handle obj);
+// Imports a DLPack 1.x tensor without copying; a read-only one sets
+// ThisCallOrigin().last_import_readonly. On success the tensor owns `m`; when this throws (another major version, a
+// layout opreg cannot view) the caller still owns it.
+Tensor ImportVersioned(DLManagedTensorVersioned* m);
 // A DLPack 1.x export of `tensor` (not undefined, not meta) that keeps it alive until its
 // deleter runs; `copied` sets DLPACK_FLAG_BITMASK_IS_COPIED. Counted by the export test hooks.
 DLManagedTensorVersioned* ExportVersioned(const Tensor& tensor, bool copied);
@@ -69,7 +73,7 @@ struct CallOrigin {
   PyTypeObject* dlpack_type = nullptr;     // else the type of the first __dlpack__ producer
   bool numpy = false;                      // some tensor came from a NumPy array
   int32_t cuda_device = -1;                // device of the first CUDA tensor from `api`
-  bool last_import_readonly = false;       // the last imported tensor was read-only
+  bool last_import_readonly = false;       // an import since the last check was read-only
 };
 CallOrigin& ThisCallOrigin();
 class CallOriginScope {

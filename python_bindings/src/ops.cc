@@ -33,7 +33,6 @@ class OpOverload {
     Stack stack;
     stack.reserve(convs_.size());
     for (size_t i = 0; i < nargs; ++i) {
-      origin.Get().last_import_readonly = false;
       stack.push_back(
           ToIValue(py::handle(args[i]), i < convs_.size() ? convs_[i] : ArgConv{}, &op_, i));
       if (origin.Get().last_import_readonly) CheckWritable(i, args[i]);
@@ -54,7 +53,6 @@ class OpOverload {
                                                "] got multiple values for argument '", name,
                                                "' (#", i, ")"));
         }
-        origin.Get().last_import_readonly = false;
         slots[i] = ToIValue(py::handle(args[nargs + k]), convs_[i], &op_, i);
         if (origin.Get().last_import_readonly) CheckWritable(i, args[nargs + k]);
       }
@@ -83,8 +81,10 @@ class OpOverload {
   std::string Name() const { return op_.operator_name().str(); }
 
   // A read-only array (NumPy's writeable=False, a DLPack capsule flagged read-only) may be read
-  // by an op but never passed where the schema writes.
+  // by an op but never passed where the schema writes. Consumes the flag, which every import
+  // sets, so it never outlives the argument it describes.
   void CheckWritable(size_t i, PyObject* obj) const {
+    ThisCallOrigin().last_import_readonly = false;
     const auto& schema_args = cached_->schema.arguments();
     if (i >= schema_args.size() || !schema_args[i].is_write()) return;
     throw Error(ErrorKind::kValue,
@@ -191,7 +191,6 @@ PyObject* Vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObj
   }
 }
 
-template <class T>
 vectorcallfunc* VectorcallSlot(PyObject* self) {
   return reinterpret_cast<vectorcallfunc*>(reinterpret_cast<char*>(self) +
                                            Py_TYPE(self)->tp_vectorcall_offset);
@@ -199,7 +198,7 @@ vectorcallfunc* VectorcallSlot(PyObject* self) {
 
 template <class T>
 PyObject* TpCall(PyObject* self, PyObject* args, PyObject* kwargs) {
-  *VectorcallSlot<T>(self) = &Vectorcall<T>;
+  *VectorcallSlot(self) = &Vectorcall<T>;
   return PyVectorcall_Call(self, args, kwargs);
 }
 
@@ -217,7 +216,7 @@ py::custom_type_setup VectorcallTypeSetup() {
 
 template <class T>
 py::object WithVectorcall(py::object obj) {
-  *VectorcallSlot<T>(obj.ptr()) = &Vectorcall<T>;
+  *VectorcallSlot(obj.ptr()) = &Vectorcall<T>;
   return obj;
 }
 

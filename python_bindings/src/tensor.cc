@@ -98,16 +98,9 @@ Tensor ImportVersionedCapsule(py::handle capsule) {
   auto* m = static_cast<DLManagedTensorVersioned*>(
       PyCapsule_GetPointer(capsule.ptr(), "dltensor_versioned"));
   if (m == nullptr) throw py::error_already_set();
-  if (m->version.major != DLPACK_MAJOR_VERSION) {
-    throw Error(ErrorKind::kValue, StrCat("from_dlpack: the capsule is DLPack ", m->version.major,
-                                          ".", m->version.minor, "; opreg reads DLPack ",
-                                          DLPACK_MAJOR_VERSION, ".x"));
-  }
-  absl::StatusOr<Tensor> t = FromDLTensor(m->dl_tensor, m, &ReleaseImportedVersioned);
-  CheckStatus(t.status());
+  Tensor t = ImportVersioned(m);  // on error the capsule keeps `m` and frees it
   PyCapsule_SetName(capsule.ptr(), "used_dltensor_versioned");
-  ThisCallOrigin().last_import_readonly = (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
-  return *std::move(t);
+  return t;
 }
 
 py::capsule ExportVersionedCapsule(const Tensor& t, bool copied) {
@@ -140,7 +133,6 @@ Tensor ImportCapsule(py::handle capsule) {
   CheckStatus(t.status());
   // The tensor owns it now; renaming tells the capsule's destructor not to free it.
   PyCapsule_SetName(capsule.ptr(), "used_dltensor");
-  ThisCallOrigin().last_import_readonly = false;
   return *std::move(t);
 }
 
@@ -186,6 +178,18 @@ py::tuple ToTuple(IntArrayRef v) {
 }
 
 }  // namespace
+
+Tensor ImportVersioned(DLManagedTensorVersioned* m) {
+  if (m->version.major != DLPACK_MAJOR_VERSION) {
+    throw Error(ErrorKind::kValue, StrCat("from_dlpack: the tensor is DLPack ", m->version.major,
+                                          ".", m->version.minor, "; opreg reads DLPack ",
+                                          DLPACK_MAJOR_VERSION, ".x"));
+  }
+  absl::StatusOr<Tensor> t = FromDLTensor(m->dl_tensor, m, &ReleaseImportedVersioned);
+  CheckStatus(t.status());
+  if (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) ThisCallOrigin().last_import_readonly = true;
+  return *std::move(t);
+}
 
 DLManagedTensorVersioned* ExportVersioned(const Tensor& tensor, bool copied) {
   OPREG_CHECK_VALUE(tensor.defined(), "__dlpack__: the tensor is undefined");
