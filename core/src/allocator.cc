@@ -7,26 +7,6 @@
 
 namespace opreg {
 
-DataPtr& DataPtr::operator=(DataPtr&& other) noexcept {
-  if (this != &other) {
-    Reset();
-    data_ = std::exchange(other.data_, nullptr);
-    context_ = std::exchange(other.context_, nullptr);
-    deleter_ = std::exchange(other.deleter_, nullptr);
-    device_ = other.device_;
-  }
-  return *this;
-}
-
-void DataPtr::Reset() {
-  // Clear the fields before calling the deleter so that a throwing or re-entrant deleter can
-  // never cause a second free.
-  DeleterFn deleter = std::exchange(deleter_, nullptr);
-  void* context = std::exchange(context_, nullptr);
-  data_ = nullptr;
-  if (deleter != nullptr) deleter(context);
-}
-
 Allocator* GetAllocator(DeviceType type) {
   switch (type) {
     case DeviceType::kCPU:

@@ -182,9 +182,12 @@ absl::StatusOr<Tensor> FromDLTensor(const DLTensor& dl, void* owner, DataPtr::De
   if (dl.ndim > 0 && dl.shape == nullptr) {
     return absl::InvalidArgumentError("FromDLPack(): shape is null");
   }
-  DimVector strides = dl.strides != nullptr
-                          ? DimVector(dl.strides, dl.strides + dl.ndim)
-                          : ContiguousStrides(IntArrayRef(dl.shape, static_cast<size_t>(dl.ndim)));
+  const IntArrayRef shape(dl.shape, static_cast<size_t>(dl.ndim));
+  DimVector contiguous;  // only for producers that leave strides out (compact row-major)
+  if (dl.strides == nullptr) contiguous = ContiguousStrides(shape);
+  const IntArrayRef strides = dl.strides != nullptr
+                                  ? IntArrayRef(dl.strides, static_cast<size_t>(dl.ndim))
+                                  : IntArrayRef(contiguous);
   for (int32_t d = 0; d < dl.ndim; ++d) {
     if (dl.shape[d] < 0) {
       return absl::InvalidArgumentError(
@@ -199,8 +202,7 @@ absl::StatusOr<Tensor> FromDLTensor(const DLTensor& dl, void* owner, DataPtr::De
   // from_blob validates the layout (overflow, null data) before it takes `owner`, so on any
   // error the caller still owns it.
   try {
-    return from_blob(data, IntArrayRef(dl.shape, static_cast<size_t>(dl.ndim)), strides, *dtype,
-                     device, owner, release);
+    return from_blob(data, shape, strides, *dtype, device, owner, release);
   } catch (const Error& e) {
     return absl::InvalidArgumentError(StrCat("FromDLPack(): ", e.message()));
   }

@@ -36,6 +36,16 @@ TensorImpl::TensorImpl(Storage storage, DimVector sizes, DimVector strides, int6
   is_contiguous_ = ComputeIsContiguous(sizes_, strides_, numel_);
 }
 
+TensorImpl::TensorImpl(Storage storage, IntArrayRef sizes, IntArrayRef strides,
+                       int64_t storage_offset, DType dtype, int64_t numel)
+    : storage_(std::move(storage)),
+      sizes_(sizes.begin(), sizes.end()),
+      strides_(strides.begin(), strides.end()),
+      storage_offset_(storage_offset),
+      numel_(numel),
+      dtype_(dtype),
+      is_contiguous_(ComputeIsContiguous(sizes, strides, numel)) {}
+
 DimVector ContiguousStrides(IntArrayRef sizes) {
   DimVector strides(sizes.size());
   int64_t stride = 1;

@@ -146,15 +146,32 @@ Tensor arange(double start, double end, double step, DType dtype, Device device)
 
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device,
                  void* owner, DataPtr::DeleterFn release) {
-  const int64_t extent = StridedExtent(sizes, strides, "from_blob()");
-  const size_t nbytes = CheckedBytes(extent, dtype, "from_blob()");
+  // One pass over the layout for the common, valid case (framework tensors come through here on
+  // every call); anything it cannot vouch for goes to the checks that name the problem.
+  bool ok = sizes.size() == strides.size();
+  int64_t numel = 1, last = 0;
+  for (size_t d = 0; ok && d < sizes.size(); ++d) {
+    const int64_t size = sizes[d], stride = strides[d];
+    int64_t reach = 0;
+    ok = size >= 0 && stride >= 0 && !__builtin_mul_overflow(numel, size, &numel) &&
+         (size == 0 || (!__builtin_mul_overflow(size - 1, stride, &reach) &&
+                        !__builtin_add_overflow(last, reach, &last)));
+  }
+  const auto item = static_cast<int64_t>(ItemSize(dtype));
+  int64_t nbytes = 0;
+  ok = ok && (numel == 0 || !__builtin_mul_overflow(last + 1, item, &nbytes));
+  if (!ok) {  // throws, or (should the two ever disagree) recomputes both figures
+    nbytes = static_cast<int64_t>(CheckedBytes(StridedExtent(sizes, strides, "from_blob()"), dtype,
+                                               "from_blob()"));
+    numel = ComputeNumel(sizes, "from_blob()");
+  }
   OPREG_CHECK_VALUE(data != nullptr || nbytes == 0 || device.is_meta(),
                     "from_blob(): data is null but the tensor needs ", nbytes, " bytes");
-  auto storage = make_intrusive<StorageImpl>(DataPtr(data, nullptr, nullptr, device), nbytes);
+  auto storage = make_intrusive<StorageImpl>(DataPtr(data, nullptr, nullptr, device),
+                                             static_cast<size_t>(nbytes));
   StorageImpl* raw = storage.get();
-  Tensor t(make_intrusive<TensorImpl>(Storage(std::move(storage)),
-                                      DimVector(sizes.begin(), sizes.end()),
-                                      DimVector(strides.begin(), strides.end()), 0, dtype));
+  Tensor t(make_intrusive<TensorImpl>(Storage(std::move(storage)), sizes, strides, 0, dtype,
+                                      numel));
   // Nothing can throw any more: the storage takes `owner`.
   raw->set_data_ptr(DataPtr(data, owner, release, device));
   return t;

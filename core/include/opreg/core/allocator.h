@@ -32,8 +32,26 @@ class DataPtr {
       : data_(data), context_(context), deleter_(deleter), device_(device) {}
   DataPtr(const DataPtr&) = delete;
   DataPtr& operator=(const DataPtr&) = delete;
-  DataPtr(DataPtr&& other) noexcept { *this = static_cast<DataPtr&&>(other); }
-  DataPtr& operator=(DataPtr&& other) noexcept;
+  DataPtr(DataPtr&& other) noexcept
+      : data_(other.data_), context_(other.context_), deleter_(other.deleter_),
+        device_(other.device_) {
+    other.data_ = nullptr;
+    other.context_ = nullptr;
+    other.deleter_ = nullptr;
+  }
+  DataPtr& operator=(DataPtr&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      data_ = other.data_;
+      context_ = other.context_;
+      deleter_ = other.deleter_;
+      device_ = other.device_;
+      other.data_ = nullptr;
+      other.context_ = nullptr;
+      other.deleter_ = nullptr;
+    }
+    return *this;
+  }
   ~DataPtr() { Reset(); }
 
   void* get() const { return data_; }
@@ -42,8 +60,16 @@ class DataPtr {
   Device device() const { return device_; }
   explicit operator bool() const { return data_ != nullptr; }
 
-  // Frees the memory now (if owned) and leaves this DataPtr empty.
-  void Reset();
+  // Frees the memory now (if owned) and leaves this DataPtr empty. The fields are cleared before
+  // the deleter runs, so a throwing or re-entrant deleter can never cause a second free.
+  void Reset() {
+    DeleterFn deleter = deleter_;
+    void* context = context_;
+    deleter_ = nullptr;
+    context_ = nullptr;
+    data_ = nullptr;
+    if (deleter != nullptr) deleter(context);
+  }
 
  private:
   void* data_ = nullptr;

@@ -42,6 +42,10 @@ class TensorImpl : public intrusive_ptr_target {
   // Checks nothing: callers (the factories, views) validate sizes and strides.
   TensorImpl(Storage storage, DimVector sizes, DimVector strides, int64_t storage_offset,
              DType dtype);
+  // The same from spans, with the element count the caller already has (from_blob's one-pass
+  // check): no intermediate DimVectors and no second pass over the sizes.
+  TensorImpl(Storage storage, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset,
+             DType dtype, int64_t numel);
 
   const Storage& storage() const { return storage_; }
   IntArrayRef sizes() const { return sizes_; }
