@@ -11,13 +11,16 @@ namespace {
 
 std::string TypeName(py::handle obj) { return Py_TYPE(obj.ptr())->tp_name; }
 
+std::string_view ArgNameAt(const OperatorHandle& op, size_t index) {
+  const auto& args = op.schema().arguments();
+  return index < args.size() ? std::string_view(args[index].name()) : std::string_view("?");
+}
+
 [[noreturn]] void ThrowBadArg(py::handle obj, const char* expected, const OperatorHandle* op,
                               size_t index) {
   if (op != nullptr) {
-    const auto& args = op->schema().arguments();
-    throw Error(ErrorKind::kType,
-                ArgErrorMessage(op->operator_name().str(), index < args.size() ? args[index].name() : "?",
-                                static_cast<int>(index), expected, TypeName(obj)));
+    throw Error(ErrorKind::kType, ArgErrorMessage(op->operator_name().str(), ArgNameAt(*op, index),
+                                                  static_cast<int>(index), expected, TypeName(obj)));
   }
   throw Error(ErrorKind::kType, StrCat("expected ", expected, ", got ", TypeName(obj)));
 }
@@ -200,10 +203,23 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
   switch (conv.conv) {
     case Conv::kTensor:
       if (o == Py_None) break;
-      if (AsPyTensor(obj) == nullptr && !HasFastImport(obj) && !IsDLPackProducer(obj)) {
-        ThrowBadArg(obj, "Tensor (opreg.Tensor or a DLPack producer)", op, index);
+      try {
+        // The common cases first, each decided by one type test: opreg tensors, torch tensors.
+        if (ActiveCapture() == nullptr) {
+          if (PyTensor* p = AsPyTensor(obj)) return IValue(p->tensor);
+          Tensor t;
+          if (TryImportThroughExchangeApi(obj, &t)) return IValue(std::move(t));
+        }
+        if (AsPyTensor(obj) == nullptr && !HasFastImport(obj) && !IsDLPackProducer(obj)) {
+          ThrowBadArg(obj, "Tensor (opreg.Tensor or a DLPack producer)", op, index);
+        }
+        return IValue(ToTensor(obj));
+      } catch (const Error& e) {
+        // An import failure (dtype, device opreg lacks) names the op and argument too.
+        if (op == nullptr || e.message().rfind('[', 0) == 0) throw;
+        throw Error(e.kind(), StrCat("[", op->operator_name().str(), "] argument '",
+                                     ArgNameAt(*op, index), "' (#", index, "): ", e.message()));
       }
-      return IValue(ToTensor(obj));
     case Conv::kInt: {
       if (IsInt(obj)) return IValue(ToInt64(obj));
       int64_t i;

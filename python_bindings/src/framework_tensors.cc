@@ -268,6 +268,15 @@ bool HasFastImport(py::handle obj) {
   return type == NdarrayType() || ExchangeApiOf(type) != nullptr;
 }
 
+const DLPackExchangeAPI* ExchangeApiOfType(PyTypeObject* type) { return ExchangeApiOf(type); }
+
+bool TryImportThroughExchangeApi(py::handle obj, Tensor* out) {
+  const DLPackExchangeAPI* api = ExchangeApiOf(Py_TYPE(obj.ptr()));
+  if (api == nullptr) return false;
+  *out = ImportThroughApi(obj, api);
+  return true;
+}
+
 Tensor ImportForeignTensor(py::handle obj) {
   PyTypeObject* type = Py_TYPE(obj.ptr());
   if (const DLPackExchangeAPI* api = ExchangeApiOf(type)) return ImportThroughApi(obj, api);

@@ -80,16 +80,17 @@ class CallOriginScope {
  public:
   // `op_call`: an opreg.ops call, whose results follow its tensors' origin; false for scopes
   // that only isolate (Python kernels' arguments, conversions outside calls).
-  explicit CallOriginScope(bool op_call) : saved_(ThisCallOrigin()) {
-    ThisCallOrigin() = CallOrigin{};
-    ThisCallOrigin().op_call = op_call;
+  explicit CallOriginScope(bool op_call) : current_(&ThisCallOrigin()), saved_(*current_) {
+    *current_ = CallOrigin{};
+    current_->op_call = op_call;
   }
-  ~CallOriginScope() { ThisCallOrigin() = saved_; }
-  CallOrigin& Get() { return ThisCallOrigin(); }
+  ~CallOriginScope() { *current_ = saved_; }
+  CallOrigin& Get() { return *current_; }
   CallOriginScope(const CallOriginScope&) = delete;
   CallOriginScope& operator=(const CallOriginScope&) = delete;
 
  private:
+  CallOrigin* current_;  // this thread's (the scope never leaves its thread)
   CallOrigin saved_;
 };
 // Imports a tensor of another framework without copying and without a Python-level call where
@@ -100,6 +101,12 @@ class CallOriginScope {
 Tensor ImportForeignTensor(py::handle obj);
 // True for objects ImportForeignTensor reads from C (torch tensors, NumPy arrays).
 bool HasFastImport(py::handle obj);
+// The DLPack C exchange table a Python type publishes (`__dlpack_c_exchange_api__`, torch 2.11
+// on), nullptr when it has none; looked up once per type. GIL held.
+const DLPackExchangeAPI* ExchangeApiOfType(PyTypeObject* type);
+// ImportForeignTensor's first case alone, for the per-argument hot path: false (nothing done)
+// when `obj`'s type has no C exchange API.
+bool TryImportThroughExchangeApi(py::handle obj, Tensor* out);
 // The Python object for a result tensor: a torch tensor (zero-copy) when the call's origin is
 // torch, an ndarray when it is NumPy (NumPy dtypes on CPU), a tensor of another DLPack
 // producer's framework through its module's `from_dlpack` (torch before 2.11, CuPy, ...), else

@@ -30,12 +30,13 @@ class OpOverload {
     }
     // Results go back in the framework of the tensor arguments (torch, NumPy, opreg).
     CallOriginScope origin(/*op_call=*/true);
+    const CallOrigin& o = origin.Get();  // one thread-local lookup per call, not per argument
     Stack stack;
     stack.reserve(convs_.size());
     for (size_t i = 0; i < nargs; ++i) {
       stack.push_back(
           ToIValue(py::handle(args[i]), i < convs_.size() ? convs_[i] : ArgConv{}, &op_, i));
-      if (origin.Get().last_import_readonly) CheckWritable(i, args[i]);
+      if (o.last_import_readonly) CheckWritable(i, args[i]);
     }
     const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
     if (nkw > 0) {
@@ -54,7 +55,7 @@ class OpOverload {
                                                "' (#", i, ")"));
         }
         slots[i] = ToIValue(py::handle(args[nargs + k]), convs_[i], &op_, i);
-        if (origin.Get().last_import_readonly) CheckWritable(i, args[nargs + k]);
+        if (o.last_import_readonly) CheckWritable(i, args[nargs + k]);
       }
       const auto& schema_args = def->schema.arguments();
       for (size_t i = nargs; i < slots.size(); ++i) {
