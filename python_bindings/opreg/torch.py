@@ -10,8 +10,15 @@ schema (opreg prints schemas exactly as torch does), and keeps doing so for ops 
 through `opreg.Library` / `opreg.custom_op`; `sync()` picks up ops that C++ code registered
 since (a library loaded with ctypes, say). Each torch op gets:
 
-- CPU and CUDA kernels that call the opreg op zero-copy (torch tensors in and out through
-  torch's C DLPack exchange API; CUDA work on torch's current stream);
+- CPU and CUDA kernels that call the opreg op zero-copy, CUDA work on torch's current stream.
+  With torch 2.11 or later the kernel is opreg's C++ entry point registered through torch's
+  stable C ABI (`aoti_torch_library_impl`, `torch_from_blob`): torch's dispatcher calls opreg
+  with no Python frame, for ops whose arguments are Tensor, int, SymInt, float, bool,
+  ScalarType or their optionals. Other ops (a `Scalar`, `str` or list argument), and every op
+  on older torch or with OPREG_TORCH_PYTHON_KERNELS=1 in the environment, get a Python kernel
+  that passes torch tensors through torch's C DLPack exchange API; `python_kernels()` lists
+  them with the reason. Errors name the op and argument either way; through the C++ kernel
+  torch raises them as RuntimeError;
 - a fake implementation derived from the op's opreg Meta kernel, so FakeTensor tracing (and
   so `torch.compile`, with any backend) needs no hand-written shape function;
 - mutation and aliasing from the schema: `Tensor(a!)` arguments are mutated in place and an
@@ -25,6 +32,7 @@ and listed in `skipped()` with the reason. This module needs torch; opreg itself
 """
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -32,7 +40,7 @@ import torch
 
 from . import _C, returning_opreg_tensors
 
-__all__ = ["register_autograd", "registered", "skipped", "sync", "to_torch_op"]
+__all__ = ["python_kernels", "register_autograd", "registered", "skipped", "sync", "to_torch_op"]
 
 _lock = threading.RLock()
 _libs: Dict[str, torch.library.Library] = {}
@@ -179,11 +187,30 @@ def _tags(opreg_op: Any) -> Tuple[Any, ...]:
     return tuple(out)
 
 
+def _init_c_bridge() -> str:
+    """Loads torch's stable C ABI for C++ kernels; '' on success, else why not."""
+    if os.environ.get("OPREG_TORCH_PYTHON_KERNELS") == "1":
+        return "OPREG_TORCH_PYTHON_KERNELS=1"
+    path = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+    return _C._torch_bridge_init(path, torch.Tensor)
+
+
+# Why torch ops get Python kernels instead of C++ ones ('' when they get C++ ones).
+_c_bridge_unavailable = _init_c_bridge()
+_python_kernels: Dict[str, str] = {}  # "ns::name.overload" -> why its kernel is Python
+
+
 def _register_kernels(qualified: str, opreg_op: Any, schema: Any, lib: torch.library.Library,
                       target: str) -> None:
-    kernel = _make_kernel(opreg_op, schema)
-    for key in ("CPU", "CUDA"):
-        lib.impl(target, kernel, key)
+    # The C++ kernel (torch's dispatcher calls opreg directly) where the bridge carries the
+    # op's argument types; a Python kernel otherwise.
+    why = _c_bridge_unavailable or _C._torch_bridge_impl(
+        opreg_op.name, qualified.split("::", 1)[0], target, ["CPU", "CUDA"])
+    if why:
+        _python_kernels[qualified] = why
+        kernel = _make_kernel(opreg_op, schema)
+        for key in ("CPU", "CUDA"):
+            lib.impl(target, kernel, key)
     fake = _make_fake(opreg_op, schema, qualified)
     try:
         torch.library.register_fake(qualified, fake, lib=lib)
@@ -291,6 +318,13 @@ def registered() -> List[str]:
 def skipped() -> Dict[str, str]:
     """Ops left alone, with why (a name torch already has, a schema torch refuses)."""
     return dict(_skipped)
+
+
+def python_kernels() -> Dict[str, str]:
+    """Torch ops whose CPU/CUDA kernel is a Python function calling opreg rather than opreg's C++
+    entry point, with why (an argument type the C++ bridge does not carry, torch older than
+    2.11); every other registered op is called by torch's dispatcher with no Python frame."""
+    return dict(_python_kernels)
 
 
 def to_torch_op(op: Any) -> Any:

@@ -10,6 +10,7 @@ PYBIND11_MODULE(_C, m) {
   InitErrors(m);
   InitTensor(m);
   InitFrameworkTensors(m);
+  InitTorchBridge(m);
   InitOps(m);
   InitLibrary(m);
   InitGraph(m);

@@ -126,6 +126,7 @@ class OriginStreamScope {
   void* saved_ = nullptr;
 };
 void InitFrameworkTensors(py::module_& m);
+void InitTorchBridge(py::module_& m);
 
 // ---- convert.cc ----
 // How one schema type converts from Python (precomputed per argument).

@@ -182,8 +182,11 @@ def test_no_backward_raises_torchs_error():
 
 @needs_ops
 def test_torch_op_errors_name_op_and_argument():
-    with pytest.raises(TypeError, match=r"\[opreg::rms_norm\] argument 'input' \(#0\): "
-                                        r"expected dtype f32, f16 or bf16, got i64"):
+    # Through the C kernel torch turns every C++ exception into RuntimeError; through a Python
+    # kernel the TypeError passes unchanged. The message is the same either way.
+    with pytest.raises((TypeError, RuntimeError),
+                       match=r"\[opreg::rms_norm\] argument 'input' \(#0\): "
+                             r"expected dtype f32, f16 or bf16, got i64"):
         torch.ops.opreg.rms_norm(torch.ones(2, 4, dtype=torch.int64), torch.ones(4), 1e-6)
 
 
@@ -192,3 +195,135 @@ def test_names_torch_already_has_are_skipped_with_a_reason():
         assert why, name
     if "symm_mem::one_shot_all_reduce" in opreg.list_ops():
         assert "torch already has" in opreg_torch.skipped()["symm_mem::one_shot_all_reduce"]
+
+
+def _torch_has_stable_from_blob():
+    major, minor = (int(p) for p in torch.__version__.split(".")[:2])
+    return (major, minor) >= (2, 11)
+
+
+@needs_ops
+def test_builtin_ops_get_cpp_kernels_where_torch_allows():
+    why_not = opreg_torch._c_bridge_unavailable
+    if not _torch_has_stable_from_blob():
+        assert "2.11" in why_not, why_not
+        return
+    if why_not == "OPREG_TORCH_PYTHON_KERNELS=1":
+        pytest.skip("OPREG_TORCH_PYTHON_KERNELS=1 forces Python kernels")
+    assert why_not == ""
+    python = opreg_torch.python_kernels()
+    for name in ("opreg::rms_norm", "opreg::linear", "opreg::topk", "opreg::per_token_quant"):
+        assert name not in python, (name, python[name])
+    for name, why in python.items():
+        assert why, name
+    # Scalar is not in torch's stable C ABI: opreg::add (Scalar alpha) keeps a Python kernel.
+    assert "Scalar" in python["opreg::add"]
+
+
+_AGREE_SCRIPT = r"""
+import sys, torch, opreg, opreg.torch
+g = torch.Generator().manual_seed(0)
+x = torch.randn(5, 16, generator=g)
+w = torch.rand(16, generator=g) + 0.5
+b = torch.randn(7, 16, generator=g)
+outs = {
+    "rms_norm": torch.ops.opreg.rms_norm(x, w, 1e-6),
+    "linear": torch.ops.opreg.linear(x, b, None),
+    "silu_and_mul": torch.ops.opreg.silu_and_mul(torch.cat([x, x * 2], -1)),
+    "softmax": torch.ops.opreg.softmax(x, -1),
+    "topk": torch.ops.opreg.topk(x, 3, -1),
+    "per_token_quant": torch.ops.opreg.per_token_quant(x, torch.int8),
+    "split_add": torch.ops.opreg.split_add(x, x),
+    "add": torch.ops.opreg.add(x, x, alpha=2),
+}
+inplace = x.clone()
+residual = x.clone() * 3
+torch.ops.opreg.fused_add_rms_norm_(inplace, residual, w, 1e-6)
+outs["fused_add_rms_norm_"] = (inplace, residual)
+outs["python_kernels"] = sorted(opreg.torch.python_kernels())
+torch.save(outs, sys.argv[1])
+"""
+
+
+@needs_ops
+def test_cpp_and_python_kernels_agree(tmp_path):
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "agree.py"
+    script.write_text(_AGREE_SCRIPT)
+    results = {}
+    for mode in ("cpp", "python"):
+        env = dict(os.environ)
+        env.pop("OPREG_TORCH_PYTHON_KERNELS", None)
+        if mode == "python":
+            env["OPREG_TORCH_PYTHON_KERNELS"] = "1"
+        out = tmp_path / f"{mode}.pt"
+        subprocess.run([sys.executable, str(script), str(out)], env=env, check=True, timeout=300)
+        results[mode] = torch.load(out)
+    cpp, python = results["cpp"], results["python"]
+    if _torch_has_stable_from_blob():
+        assert "opreg::rms_norm" not in cpp["python_kernels"]
+    assert "opreg::rms_norm" in python["python_kernels"]
+    for name in cpp:
+        if name != "python_kernels":
+            torch.testing.assert_close(cpp[name], python[name], rtol=0, atol=0, msg=name)
+
+
+def _mix_library():
+    ns = f"bridge_ns{next(_ns)}"
+    lib = opreg.Library(ns, "DEF")
+    lib.define("mix(Tensor x, Tensor? y=None, int? k=None, float s=1.0, bool flag=False, "
+               "ScalarType? dt=None, SymInt n=0) -> (Tensor, int, float, bool, ScalarType)")
+
+    def mix(x, y, k, s, flag, dt, n):
+        out = np.asarray(x) * s + (np.asarray(y) if y is not None else 0) + n
+        return out, -1 if k is None else 2 * k, s / 2, not flag, 5 if dt is None else dt
+
+    lib.impl("mix", mix, "CPU")
+    lib.register_fake("mix", lambda x, *rest: (x.new_empty(x.shape), 0, 0.0, False, 0))
+    return ns, lib
+
+
+def test_every_value_kind_crosses_the_cpp_bridge():
+    ns, lib = _mix_library()
+    op = getattr(getattr(torch.ops, ns), "mix")
+    if _torch_has_stable_from_blob() and not opreg_torch._c_bridge_unavailable:
+        assert f"{ns}::mix" not in opreg_torch.python_kernels()
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    t, k, s, flag, dt = op(x)
+    torch.testing.assert_close(t, x)
+    # torch.ops returns a ScalarType as its code, as for aten ops (aten::result_type: 6).
+    assert (k, s, flag, dt) == (-1, 0.5, True, 5)
+    y = torch.ones(2, 3)
+    t, k, s, flag, dt = op(x, y, 4, 3.0, True, torch.bfloat16, 10)
+    torch.testing.assert_close(t, x * 3 + 1 + 10)
+    assert (k, s, flag, dt) == (8, 1.5, False, 15)  # bfloat16's code
+    # A non-contiguous view keeps its strides; the result owns fresh memory.
+    v = x.t()
+    t, *_ = op(v, None, None, 2.0)
+    torch.testing.assert_close(t, v * 2)
+    with pytest.raises((TypeError, ValueError, RuntimeError),
+                       match=rf"\[{ns}::mix\] argument 'x' \(#0\)"):
+        op(torch.ones(2, dtype=torch.complex64))
+    lib._destroy()
+
+
+@needs_ops
+def test_cpp_bridge_keeps_no_references():
+    x = torch.randn(8, 32)
+    w = torch.rand(32) + 0.5
+    bad = torch.ones(2, 4, dtype=torch.int64)
+    live = opreg._C._torch_bridge_live_results()
+    uses = (x._use_count(), w._use_count(), bad._use_count())
+    for _ in range(100_000):
+        y = torch.ops.opreg.rms_norm(x, w, 1e-6)
+    y2 = torch.ops.opreg.topk(x, 2, -1)
+    assert opreg._C._torch_bridge_live_results() >= live + (1 if "opreg::rms_norm" not in
+                                                            opreg_torch.python_kernels() else 0)
+    for _ in range(200):
+        with pytest.raises((TypeError, RuntimeError)):
+            torch.ops.opreg.rms_norm(bad, w, 1e-6)
+    del y, y2
+    assert opreg._C._torch_bridge_live_results() == live
+    assert (x._use_count(), w._use_count(), bad._use_count()) == uses

@@ -1,0 +1,521 @@
+// The compiled half of opreg.torch: an opreg op's CPU and CUDA kernels registered with torch's
+// dispatcher as boxed C functions through torch's stable C ABI (the `aoti_torch_*` / `torch_*`
+// shim that STABLE_TORCH_LIBRARY is built on), so `torch.ops.<ns>.<op>` reaches opreg with no
+// Python frame in between.
+//
+// Nothing here links libtorch: the shim's functions are looked up with dlsym in the libtorch_cpu
+// that the running torch has already loaded, and the ABI is used only where torch promises it
+// stays put (the shim's signatures, StableIValue encodings of tensors, ints, floats, bools and
+// optionals). One build of opreg therefore serves every torch that has the functions it needs
+// (torch_from_blob with a deleter arrived in 2.11); opreg.torch falls back to Python kernels on
+// older torch, and for ops with argument types outside that set.
+//
+// torch's boxed C kernel is a bare function pointer (no user data), so each bridged op gets one
+// of kMaxBridgedOps trampolines, each a template instance that knows its slot.
+#include <dlfcn.h>
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "module_internal.h"
+#include "opreg/core/cuda_stream.h"
+#include "opreg/core/dlpack.h"
+#include "opreg/core/error.h"
+#include "opreg/core/tensor_factories.h"
+
+namespace opreg::python {
+namespace {
+
+using StableIValue = uint64_t;
+using AtenTensorHandle = void*;
+using TorchLibraryHandle = void*;
+using TorchError = int32_t;  // AOTITorchError: 0 is success
+using BoxedFn = void (*)(StableIValue* stack, uint64_t num_args, uint64_t num_outputs);
+using BlobDeleter = void (*)(void* data, void* context);
+
+// The shim functions used here, resolved once from libtorch_cpu.
+struct TorchShim {
+  TorchError (*library_init_impl)(const char* ns, const char* key, const char* file, uint32_t line,
+                                  TorchLibraryHandle* out);
+  TorchError (*library_impl)(TorchLibraryHandle lib, const char* name, BoxedFn fn);
+  TorchError (*get_data_ptr)(AtenTensorHandle t, void** out);
+  TorchError (*get_dim)(AtenTensorHandle t, int64_t* out);
+  TorchError (*get_sizes)(AtenTensorHandle t, int64_t** out);
+  TorchError (*get_strides)(AtenTensorHandle t, int64_t** out);
+  TorchError (*get_dtype)(AtenTensorHandle t, int32_t* out);
+  TorchError (*get_device_type)(AtenTensorHandle t, int32_t* out);
+  TorchError (*get_device_index)(AtenTensorHandle t, int32_t* out);
+  TorchError (*delete_tensor)(AtenTensorHandle t);
+  TorchError (*from_blob)(void* data, int64_t ndim, const int64_t* sizes, const int64_t* strides,
+                          int64_t storage_offset, int32_t dtype, int32_t device_type,
+                          int32_t device_index, AtenTensorHandle* out, int32_t layout,
+                          const uint8_t* opaque_metadata, int64_t opaque_metadata_size,
+                          BlobDeleter deleter, void* deleter_context);
+  // torch 2.13 on allocates the box of an optional through the shim; earlier ones with `new`.
+  TorchError (*delete_stable_ivalue)(StableIValue* box);
+  int32_t layout_strided = 0;
+  int32_t device_cpu = 0;
+  int32_t device_cuda = 1;
+  std::array<int32_t, kNumDTypes> torch_dtype{};  // by opreg DType
+  // opreg DType by torch ScalarType code (codes are small: c10's enum), -1 for none.
+  std::array<int8_t, 64> opreg_dtype;
+  bool OpregDType(int32_t code, DType* out) const {
+    if (code < 0 || code >= static_cast<int32_t>(opreg_dtype.size())) return false;
+    const int8_t i = opreg_dtype[static_cast<size_t>(code)];
+    *out = static_cast<DType>(i);
+    return i >= 0;
+  }
+  const DLPackExchangeAPI* exchange = nullptr;  // torch.Tensor's: the current CUDA stream
+};
+
+TorchShim* g_shim = nullptr;
+
+template <class Fn>
+bool Resolve(void* lib, const char* name, Fn* out) {
+  *out = reinterpret_cast<Fn>(dlsym(lib, name));
+  return *out != nullptr;
+}
+
+int32_t DTypeCode(void* lib, const char* name, bool* ok) {
+  int32_t (*fn)() = nullptr;
+  if (!Resolve(lib, name, &fn)) {
+    *ok = false;
+    return -1;
+  }
+  return fn();
+}
+
+// Fills a shim from the loaded libtorch_cpu at `path`; nullptr (with `why`) when torch lacks a
+// function the bridge needs.
+std::unique_ptr<TorchShim> LoadShim(const std::string& path, std::string* why) {
+  // RTLD_NOLOAD: only a library torch has already loaded (never a second copy).
+  void* lib = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (lib == nullptr) {
+    *why = StrCat("torch's libtorch_cpu is not loaded from ", path);
+    return nullptr;
+  }
+  auto s = std::make_unique<TorchShim>();
+  s->opreg_dtype.fill(-1);
+  const std::pair<const char*, bool> needed[] = {
+      {"aoti_torch_library_init_impl",
+       Resolve(lib, "aoti_torch_library_init_impl", &s->library_init_impl)},
+      {"aoti_torch_library_impl", Resolve(lib, "aoti_torch_library_impl", &s->library_impl)},
+      {"aoti_torch_get_data_ptr", Resolve(lib, "aoti_torch_get_data_ptr", &s->get_data_ptr)},
+      {"aoti_torch_get_dim", Resolve(lib, "aoti_torch_get_dim", &s->get_dim)},
+      {"aoti_torch_get_sizes", Resolve(lib, "aoti_torch_get_sizes", &s->get_sizes)},
+      {"aoti_torch_get_strides", Resolve(lib, "aoti_torch_get_strides", &s->get_strides)},
+      {"aoti_torch_get_dtype", Resolve(lib, "aoti_torch_get_dtype", &s->get_dtype)},
+      {"aoti_torch_get_device_type",
+       Resolve(lib, "aoti_torch_get_device_type", &s->get_device_type)},
+      {"aoti_torch_get_device_index",
+       Resolve(lib, "aoti_torch_get_device_index", &s->get_device_index)},
+      {"aoti_torch_delete_tensor_object",
+       Resolve(lib, "aoti_torch_delete_tensor_object", &s->delete_tensor)},
+      {"torch_from_blob", Resolve(lib, "torch_from_blob", &s->from_blob)},
+  };
+  for (const auto& [name, found] : needed) {
+    if (!found) {
+      *why = StrCat("this torch has no ", name, " in its stable C ABI (torch 2.11 or later has)");
+      return nullptr;
+    }
+  }
+  Resolve(lib, "torch_delete_stable_ivalue", &s->delete_stable_ivalue);  // optional
+  bool ok = true;
+  s->layout_strided = DTypeCode(lib, "aoti_torch_layout_strided", &ok);
+  s->device_cpu = DTypeCode(lib, "aoti_torch_device_type_cpu", &ok);
+  s->device_cuda = DTypeCode(lib, "aoti_torch_device_type_cuda", &ok);
+  const std::pair<DType, const char*> dtypes[] = {
+      {DType::kFloat32, "aoti_torch_dtype_float32"},
+      {DType::kFloat64, "aoti_torch_dtype_float64"},
+      {DType::kFloat16, "aoti_torch_dtype_float16"},
+      {DType::kBFloat16, "aoti_torch_dtype_bfloat16"},
+      {DType::kInt8, "aoti_torch_dtype_int8"},
+      {DType::kUInt8, "aoti_torch_dtype_uint8"},
+      {DType::kInt16, "aoti_torch_dtype_int16"},
+      {DType::kInt32, "aoti_torch_dtype_int32"},
+      {DType::kInt64, "aoti_torch_dtype_int64"},
+      {DType::kBool, "aoti_torch_dtype_bool"},
+      {DType::kFloat8E4M3FN, "aoti_torch_dtype_float8_e4m3fn"},
+      {DType::kFloat8E5M2, "aoti_torch_dtype_float8_e5m2"},
+  };
+  for (const auto& [dtype, name] : dtypes) {
+    const int32_t code = DTypeCode(lib, name, &ok);
+    s->torch_dtype[static_cast<int>(dtype)] = code;
+    if (code >= 0 && code < static_cast<int32_t>(s->opreg_dtype.size())) {
+      s->opreg_dtype[static_cast<size_t>(code)] = static_cast<int8_t>(dtype);
+    } else {
+      ok = false;
+    }
+  }
+  if (!ok) {
+    *why = "this torch lacks a dtype, device or layout code function of the stable C ABI";
+    return nullptr;
+  }
+  // `lib` stays open: torch never unloads libtorch_cpu, and the functions are used from now on.
+  return s;
+}
+
+void Check(TorchError err, const char* what) {
+  if (err != 0) throw Error(ErrorKind::kRuntime, StrCat("torch's stable ABI: ", what, " failed"));
+}
+
+// How one argument or return travels as a StableIValue.
+// ScalarType travels as torch's dtype code (an int32 in the low bytes), the code opreg's
+// IValue holds for a ScalarType too.
+enum class Kind : uint8_t { kTensor, kInt, kFloat, kBool, kScalarType };
+struct ValueSlot {
+  Kind kind;
+  bool optional;  // `T?`: a pointer to a boxed StableIValue, null for None
+};
+
+// The slot of a schema type, false for types the bridge does not carry.
+bool SlotOf(const Type& type, ValueSlot* out) {
+  const Type* t = &type;
+  out->optional = t->kind() == TypeKind::kOptional;
+  if (out->optional) t = t->element().get();
+  switch (t->kind()) {
+    case TypeKind::kTensor:
+      out->kind = Kind::kTensor;
+      return true;
+    case TypeKind::kInt:
+    case TypeKind::kSymInt:
+      out->kind = Kind::kInt;
+      return true;
+    case TypeKind::kFloat:
+      out->kind = Kind::kFloat;
+      return true;
+    case TypeKind::kBool:
+      out->kind = Kind::kBool;
+      return true;
+    case TypeKind::kScalarType:
+      out->kind = Kind::kScalarType;
+      return true;
+    default:
+      return false;
+  }
+}
+
+struct BridgedOp {
+  OperatorHandle op;
+  std::vector<ValueSlot> args;
+  std::vector<ValueSlot> returns;
+};
+
+constexpr size_t kMaxBridgedOps = 2048;
+std::array<std::atomic<const BridgedOp*>, kMaxBridgedOps> g_ops{};
+size_t g_num_ops = 0;  // slots handed out (under the GIL)
+
+void ReleaseHandle(void* handle) { g_shim->delete_tensor(handle); }
+
+void FreeBox(StableIValue* box) {
+  if (g_shim->delete_stable_ivalue != nullptr) {
+    g_shim->delete_stable_ivalue(box);
+  } else {
+    delete box;
+  }
+}
+
+// The name of argument `index`, for messages.
+std::string ArgName(const BridgedOp& b, size_t index) {
+  const auto& args = b.op.schema().arguments();
+  return index < args.size() ? args[index].name() : "?";
+}
+
+// An owned AtenTensorHandle as an opreg tensor that owns the handle.
+Tensor FromHandleOrThrow(AtenTensorHandle h, const BridgedOp& b, size_t index) {
+  const TorchShim& s = *g_shim;
+  void* data = nullptr;
+  int64_t ndim = 0;
+  int64_t* sizes = nullptr;
+  int64_t* strides = nullptr;
+  int32_t dtype = 0, device_type = 0, device_index = -1;
+  Check(s.get_data_ptr(h, &data), "aoti_torch_get_data_ptr");
+  Check(s.get_dim(h, &ndim), "aoti_torch_get_dim");
+  Check(s.get_sizes(h, &sizes), "aoti_torch_get_sizes");
+  Check(s.get_strides(h, &strides), "aoti_torch_get_strides");
+  Check(s.get_dtype(h, &dtype), "aoti_torch_get_dtype");
+  Check(s.get_device_type(h, &device_type), "aoti_torch_get_device_type");
+  DType opreg_dtype;
+  if (!s.OpregDType(dtype, &opreg_dtype)) {
+    throw Error(
+        ErrorKind::kType,
+        ArgErrorMessage(b.op.operator_name().str(), ArgName(b, index), static_cast<int>(index),
+                        "a tensor of a dtype opreg has", StrCat("torch ScalarType code ", dtype)));
+  }
+  Device device;
+  if (device_type == s.device_cpu) {
+    device = Device::cpu();
+  } else if (device_type == s.device_cuda) {
+    Check(s.get_device_index(h, &device_index), "aoti_torch_get_device_index");
+    device = Device::cuda(device_index);
+  } else {
+    throw Error(ErrorKind::kValue, ArgErrorMessage(b.op.operator_name().str(), ArgName(b, index),
+                                                   static_cast<int>(index), "a CPU or CUDA tensor",
+                                                   StrCat("torch device type ", device_type)));
+  }
+  return from_blob(data, IntArrayRef(sizes, static_cast<size_t>(ndim)),
+                   IntArrayRef(strides, static_cast<size_t>(ndim)), opreg_dtype, device, h,
+                   &ReleaseHandle);
+}
+
+Tensor FromHandle(AtenTensorHandle h, const BridgedOp& b, size_t index) {
+  try {
+    return FromHandleOrThrow(h, b, index);
+  } catch (...) {
+    g_shim->delete_tensor(h);  // not taken by a tensor: still ours
+    throw;
+  }
+}
+
+IValue FromStable(StableIValue v, Kind kind, const BridgedOp& b, size_t index) {
+  switch (kind) {
+    case Kind::kTensor:
+      return IValue(FromHandle(reinterpret_cast<AtenTensorHandle>(v), b, index));
+    case Kind::kInt:
+      return IValue(static_cast<int64_t>(v));
+    case Kind::kFloat: {
+      double d;
+      std::memcpy(&d, &v, sizeof d);
+      return IValue(d);
+    }
+    case Kind::kBool:
+      return IValue((v & 0xff) != 0);
+    case Kind::kScalarType: {
+      int32_t code;
+      std::memcpy(&code, &v, sizeof code);
+      return IValue(static_cast<int64_t>(code));
+    }
+  }
+  return IValue();
+}
+
+// Frees what an unconverted argument owns (after an earlier argument failed).
+void Discard(StableIValue v, ValueSlot slot) {
+  if (slot.optional) {
+    auto* box = reinterpret_cast<StableIValue*>(v);
+    if (box == nullptr) return;
+    v = *box;
+    FreeBox(box);
+  }
+  if (slot.kind == Kind::kTensor && v != 0)
+    g_shim->delete_tensor(reinterpret_cast<AtenTensorHandle>(v));
+}
+
+// Torch tensors made from opreg results and not yet freed by torch (for leak tests).
+std::atomic<int64_t> g_live_results{0};
+
+void ReleaseResult(void* /*data*/, void* context) {
+  g_live_results.fetch_sub(1, std::memory_order_relaxed);
+  intrusive_ptr<TensorImpl>::reclaim(static_cast<TensorImpl*>(context));
+}
+
+StableIValue ToStable(IValue v, Kind kind, const BridgedOp& b, size_t index) {
+  switch (kind) {
+    case Kind::kTensor: {
+      if (!v.isTensor() || !v.toTensor().defined()) {
+        throw Error(ErrorKind::kRuntime, StrCat("[", b.op.operator_name().str(), "] return #",
+                                                index, " is not a defined tensor"));
+      }
+      Tensor t = v.toTensor();
+      const TorchShim& s = *g_shim;
+      const Device d = t.device();
+      AtenTensorHandle out = nullptr;
+      TensorImpl* impl = t.unsafe_get_impl();
+      Check(s.from_blob(t.data_ptr(), t.dim(), t.sizes().data(), t.strides().data(), 0,
+                        s.torch_dtype[static_cast<int>(t.dtype())],
+                        d.is_cuda() ? s.device_cuda : s.device_cpu, d.is_cuda() ? d.index : -1,
+                        &out, s.layout_strided, nullptr, 0, &ReleaseResult, impl),
+            "torch_from_blob");
+      IntrusiveIncRef(impl);  // the torch tensor's reference, dropped by ReleaseResult
+      g_live_results.fetch_add(1, std::memory_order_relaxed);
+      return reinterpret_cast<StableIValue>(out);
+    }
+    case Kind::kInt:
+      return static_cast<StableIValue>(v.toInt());
+    case Kind::kFloat: {
+      const double d = v.toDouble();
+      StableIValue r;
+      std::memcpy(&r, &d, sizeof d);
+      return r;
+    }
+    case Kind::kBool:
+      return v.toBool() ? 1 : 0;
+    case Kind::kScalarType: {
+      const auto code = static_cast<int32_t>(v.toInt());
+      StableIValue r = 0;
+      std::memcpy(&r, &code, sizeof code);
+      return r;
+    }
+  }
+  return 0;
+}
+
+// The boxed stack of the outermost bridged call on this thread, kept between calls so a call
+// allocates none (a kernel that calls another bridged op gets a fresh one).
+thread_local Stack t_stack;
+thread_local bool t_stack_busy = false;
+
+class StackLease {
+ public:
+  StackLease() : shared_(!t_stack_busy) {
+    if (shared_) t_stack_busy = true;
+  }
+  ~StackLease() {
+    if (!shared_) return;
+    t_stack.clear();
+    t_stack_busy = false;
+  }
+  Stack& get() { return shared_ ? t_stack : own_; }
+
+ private:
+  bool shared_;
+  Stack own_;
+};
+
+void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint64_t num_outputs) {
+  StackLease lease;
+  Stack& s = lease.get();
+  s.reserve(num_args);
+  int cuda_device = -1;
+  for (size_t i = 0; i < num_args; ++i) {
+    const ValueSlot slot = i < b.args.size() ? b.args[i] : ValueSlot{Kind::kInt, false};
+    try {
+      StableIValue v = stack[i];
+      if (slot.optional) {
+        auto* box = reinterpret_cast<StableIValue*>(v);
+        if (box == nullptr) {
+          s.emplace_back();
+          continue;
+        }
+        v = *box;
+        FreeBox(box);
+      }
+      s.push_back(FromStable(v, slot.kind, b, i));
+      if (cuda_device < 0 && s.back().isTensor() && s.back().toTensor().is_cuda()) {
+        cuda_device = s.back().toTensor().device().index;
+      }
+    } catch (...) {
+      for (size_t j = i + 1; j < num_args && j < b.args.size(); ++j) Discard(stack[j], b.args[j]);
+      throw;
+    }
+  }
+  {
+    // CUDA tensors: the call runs on torch's current stream of their device.
+    std::optional<CudaStreamGuard> stream;
+    if (cuda_device >= 0 && g_shim->exchange != nullptr) {
+      void* current = nullptr;
+      if (g_shim->exchange->current_work_stream(kDLCUDA, cuda_device, &current) == 0) {
+        stream.emplace(cuda_device, static_cast<CudaStreamHandle>(current));
+      }
+    }
+    b.op.CallBoxed(&s);
+  }
+  if (num_outputs > s.size() || num_outputs > b.returns.size()) {
+    throw Error(ErrorKind::kRuntime, StrCat("[", b.op.operator_name().str(), "] torch expects ",
+                                            num_outputs, " returns; the opreg op gave ", s.size()));
+  }
+  size_t done = 0;
+  try {
+    for (; done < num_outputs; ++done) {
+      stack[done] = ToStable(std::move(s[done]), b.returns[done].kind, b, done);
+    }
+  } catch (...) {
+    for (size_t j = 0; j < done; ++j) Discard(stack[j], b.returns[j]);
+    throw;
+  }
+}
+
+template <size_t I>
+void Trampoline(StableIValue* stack, uint64_t num_args, uint64_t num_outputs) {
+  RunBridged(*g_ops[I].load(std::memory_order_acquire), stack, num_args, num_outputs);
+}
+
+template <size_t... I>
+constexpr std::array<BoxedFn, sizeof...(I)> MakeTrampolines(std::index_sequence<I...>) {
+  return {&Trampoline<I>...};
+}
+
+constexpr std::array<BoxedFn, kMaxBridgedOps> kTrampolines =
+    MakeTrampolines(std::make_index_sequence<kMaxBridgedOps>());
+
+// torch IMPL libraries by (namespace, dispatch key); never deleted (that would unregister).
+TorchLibraryHandle ImplLibrary(const std::string& ns, const std::string& key) {
+  static auto* libs = new absl::flat_hash_map<std::string, TorchLibraryHandle>();
+  const std::string id = StrCat(ns, "/", key);
+  auto it = libs->find(id);
+  if (it != libs->end()) return it->second;
+  TorchLibraryHandle lib = nullptr;
+  Check(g_shim->library_init_impl(ns.c_str(), key.c_str(), __FILE__, __LINE__, &lib),
+        "aoti_torch_library_init_impl");
+  libs->emplace(id, lib);
+  return lib;
+}
+
+}  // namespace
+
+void InitTorchBridge(py::module_& m) {
+  m.def(
+      "_torch_bridge_live_results",
+      [] { return g_live_results.load(std::memory_order_relaxed); },
+      "How many torch tensors made from opreg results torch has not freed yet.");
+  m.def(
+      "_torch_bridge_init",
+      [](const std::string& libtorch_cpu, py::handle tensor_type) -> std::string {
+        if (g_shim != nullptr) return "";
+        std::string why;
+        std::unique_ptr<TorchShim> shim = LoadShim(libtorch_cpu, &why);
+        if (!shim) return why;
+        shim->exchange = ExchangeApiOfType(reinterpret_cast<PyTypeObject*>(tensor_type.ptr()));
+        g_shim = shim.release();  // process lifetime: torch keeps the kernels registered
+        return "";
+      },
+      py::arg("libtorch_cpu"), py::arg("tensor_type"),
+      "Loads torch's stable C ABI from its already-loaded libtorch_cpu; returns '' on success, "
+      "else why the C++ bridge cannot be used with this torch.");
+  m.def(
+      "_torch_bridge_impl",
+      [](const std::string& opreg_name, const std::string& torch_ns, const std::string& torch_name,
+         const std::vector<std::string>& keys) -> std::string {
+        if (g_shim == nullptr) return "the bridge is not initialised";
+        std::optional<OperatorHandle> op = Dispatcher::Get().FindOp(opreg_name);
+        if (!op) return StrCat("no opreg op ", opreg_name);
+        auto b = std::make_unique<BridgedOp>(BridgedOp{*op, {}, {}});
+        const FunctionSchema& schema = op->schema();
+        if (schema.is_vararg() || schema.is_varret()) return "varargs";
+        for (const Argument& a : schema.arguments()) {
+          ValueSlot slot;
+          if (!SlotOf(*a.type(), &slot))
+            return StrCat("argument '", a.name(), "' is a ", a.type()->str());
+          b->args.push_back(slot);
+        }
+        for (const Argument& r : schema.returns()) {
+          ValueSlot slot;
+          if (!SlotOf(*r.type(), &slot) || slot.optional)
+            return StrCat("a return is a ", r.type()->str());
+          b->returns.push_back(slot);
+        }
+        if (g_num_ops >= kMaxBridgedOps)
+          return StrCat("more than ", kMaxBridgedOps, " bridged ops");
+        const size_t index = g_num_ops++;
+        g_ops[index].store(b.release(),
+                           std::memory_order_release);  // lives as long as torch's kernel
+        for (const std::string& key : keys) {
+          Check(g_shim->library_impl(ImplLibrary(torch_ns, key), torch_name.c_str(),
+                                     kTrampolines[index]),
+                "aoti_torch_library_impl");
+        }
+        return "";
+      },
+      py::arg("opreg_name"), py::arg("torch_ns"), py::arg("torch_name"), py::arg("keys"),
+      "Registers the opreg op `opreg_name` as the kernel of torch op `torch_ns::torch_name` for "
+      "each dispatch key in `keys` (\"CPU\", \"CUDA\"); returns '' on success, else why the op "
+      "needs a Python kernel instead (an argument type the C bridge does not carry).");
+}
+
+}  // namespace opreg::python
