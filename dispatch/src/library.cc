@@ -1,5 +1,8 @@
 #include "opreg/dispatch/library.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <mutex>
 
 #include "opreg/core/error.h"
@@ -35,6 +38,22 @@ StaticErrors& GetStaticErrors() {
   return *errors;
 }
 
+// Keeps an error of a static block, or with OPREG_STRICT_REGISTRATION=1 ends the process with
+// it: a library loaded during static initialization has no caller to throw to.
+void RecordStaticError(std::string message) {
+  const char* strict = std::getenv("OPREG_STRICT_REGISTRATION");
+  if (strict != nullptr && std::string_view(strict) == "1") {
+    std::fprintf(stderr, "opreg: registration failed (fatal: OPREG_STRICT_REGISTRATION=1): %s\n",
+                 message.c_str());
+    std::fflush(stderr);
+    std::abort();
+  }
+  Logger().error("registration failed: {}", message);
+  StaticErrors& errors = GetStaticErrors();
+  std::lock_guard<std::mutex> lock(errors.mu);
+  errors.errors.push_back(std::move(message));
+}
+
 // The schema of a kernel whose op is defined by name only (PyTorch's inferred schemas).
 FunctionSchema SchemaFromSignature(OperatorName name, const InferredSignature& sig) {
   std::vector<Argument> args;
@@ -50,6 +69,24 @@ FunctionSchema SchemaFromSignature(OperatorName name, const InferredSignature& s
 }
 
 }  // namespace
+
+template <class Body>
+Library& Library::Registration(const SourceLocation& where, Body&& body) {
+  if (!record_errors_ || in_registration_) {
+    body();
+    return *this;
+  }
+  in_registration_ = true;
+  try {
+    body();
+  } catch (const Error& e) {
+    in_registration_ = false;
+    RecordStaticError(StrCat(e.message(), " (registration at ", where.str(), ")"));
+    return *this;
+  }
+  in_registration_ = false;
+  return *this;
+}
 
 Library::Library(Kind kind, std::string ns, std::optional<DispatchKey> key, const char* file,
                  uint32_t line)
@@ -105,146 +142,154 @@ OperatorName Library::QualifiedName(std::string_view name) const {
 
 Library& Library::def(std::string_view schema_text, std::vector<std::string> tags, const char* file,
                       int line) {
-  const SourceLocation where{file, line};
-  if (kind_ == IMPL) {
-    Check(absl::InvalidArgumentError(StrCat(
-        "def(\"", schema_text,
-        "\"): Cannot define an operator inside of a OPREG_LIBRARY_IMPL block. All def()s should "
-        "be placed in the (unique) OPREG_LIBRARY block for their namespace.")));
-  }
-  absl::StatusOr<std::variant<OperatorName, FunctionSchema>> parsed =
-      ParseSchemaOrName(schema_text);
-  Check(parsed.status());
-  auto* schema = std::get_if<FunctionSchema>(&*parsed);
-  if (schema == nullptr) {
-    Check(absl::InvalidArgumentError(StrCat(
-        "def(\"", schema_text,
-        "\"): Full schema string was not specified, and we couldn't infer schema either. Please "
-        "explicitly provide a schema string, or pass a kernel to infer it from.")));
-  }
-  if (!schema->operator_name().ns().empty() && schema->operator_name().ns() != ns_) {
-    Check(absl::InvalidArgumentError(
-        StrCat("Explicitly provided namespace (", ToAbsl(schema->operator_name().ns()),
-               ") in schema string does not match namespace of enclosing ", KindName(kind_),
-               " block (", ns_,
-               "). Move this definition to the (unique) OPREG_LIBRARY block corresponding to this "
-               "namespace (and consider deleting the namespace from your schema string.)")));
-  }
-  schema->SetNamespaceIfNotSet(ns_);
-  Dispatcher::DefineOptions options;
-  options.where = where;
-  options.tags = std::move(tags);
-  Keep(Dispatcher::Get().Define(std::move(*schema), std::move(options)));
-  return *this;
+  return Registration(SourceLocation{file, line}, [&] {
+    const SourceLocation where{file, line};
+    if (kind_ == IMPL) {
+      Check(absl::InvalidArgumentError(StrCat(
+          "def(\"", schema_text,
+          "\"): Cannot define an operator inside of a OPREG_LIBRARY_IMPL block. All def()s should "
+          "be placed in the (unique) OPREG_LIBRARY block for their namespace.")));
+    }
+    absl::StatusOr<std::variant<OperatorName, FunctionSchema>> parsed =
+        ParseSchemaOrName(schema_text);
+    Check(parsed.status());
+    auto* schema = std::get_if<FunctionSchema>(&*parsed);
+    if (schema == nullptr) {
+      Check(absl::InvalidArgumentError(StrCat(
+          "def(\"", schema_text,
+          "\"): Full schema string was not specified, and we couldn't infer schema either. Please "
+          "explicitly provide a schema string, or pass a kernel to infer it from.")));
+    }
+    if (!schema->operator_name().ns().empty() && schema->operator_name().ns() != ns_) {
+      Check(absl::InvalidArgumentError(StrCat(
+          "Explicitly provided namespace (", ToAbsl(schema->operator_name().ns()),
+          ") in schema string does not match namespace of enclosing ", KindName(kind_), " block (",
+          ns_,
+          "). Move this definition to the (unique) OPREG_LIBRARY block corresponding to this "
+          "namespace (and consider deleting the namespace from your schema string.)")));
+    }
+    schema->SetNamespaceIfNotSet(ns_);
+    Dispatcher::DefineOptions options;
+    options.where = where;
+    options.tags = std::move(tags);
+    Keep(Dispatcher::Get().Define(std::move(*schema), std::move(options)));
+  });
 }
 
 Library& Library::DefWithKernel(std::string_view schema_or_name, KernelFunction kernel,
                                 SourceLocation where) {
-  absl::StatusOr<std::variant<OperatorName, FunctionSchema>> parsed =
-      ParseSchemaOrName(schema_or_name);
-  Check(parsed.status());
-  OperatorName name;
-  if (std::holds_alternative<OperatorName>(*parsed)) {
-    // A bare name: the schema comes from the kernel's C++ signature.
-    if (kind_ == IMPL || kernel.inferred_signature() == nullptr) {
-      def(schema_or_name, {}, where.file.c_str(), where.line);  // reports the error
+  return Registration(SourceLocation(where), [&] {
+    absl::StatusOr<std::variant<OperatorName, FunctionSchema>> parsed =
+        ParseSchemaOrName(schema_or_name);
+    Check(parsed.status());
+    OperatorName name;
+    if (std::holds_alternative<OperatorName>(*parsed)) {
+      // A bare name: the schema comes from the kernel's C++ signature.
+      if (kind_ == IMPL || kernel.inferred_signature() == nullptr) {
+        def(schema_or_name, {}, where.file.c_str(), where.line);  // reports the error
+      }
+      name = QualifiedName(schema_or_name);
+      Dispatcher::DefineOptions options;
+      options.where = where;
+      options.alias_analysis = AliasAnalysisKind::kConservative;
+      Keep(Dispatcher::Get().Define(SchemaFromSignature(name, *kernel.inferred_signature()),
+                                    std::move(options)));
+    } else {
+      def(schema_or_name, {}, where.file.c_str(), where.line);
+      name = std::get<FunctionSchema>(*parsed).operator_name();
+      name.SetNamespaceIfNotSet(ns_);
     }
-    name = QualifiedName(schema_or_name);
-    Dispatcher::DefineOptions options;
-    options.where = where;
-    options.alias_analysis = AliasAnalysisKind::kConservative;
-    Keep(Dispatcher::Get().Define(SchemaFromSignature(name, *kernel.inferred_signature()),
-                                  std::move(options)));
-  } else {
-    def(schema_or_name, {}, where.file.c_str(), where.line);
-    name = std::get<FunctionSchema>(*parsed).operator_name();
-    name.SetNamespaceIfNotSet(ns_);
-  }
-  Keep(Dispatcher::Get().RegisterKernel(name, key_, std::move(kernel), std::move(where)));
-  return *this;
+    Keep(Dispatcher::Get().RegisterKernel(name, key_, std::move(kernel), std::move(where)));
+  });
 }
 
 Library& Library::ImplKernel(std::string_view name, std::optional<DispatchKey> key,
                              KernelFunction kernel, SourceLocation where) {
-  if (key && key_ && *key != *key_) {
-    Check(absl::InvalidArgumentError(StrCat(
-        "impl(\"", name, "\"): Explicitly provided dispatch key (", DispatchKeyName(*key),
-        ") is inconsistent with the dispatch key of the enclosing OPREG_LIBRARY_IMPL block (",
-        DispatchKeyName(*key_), ").")));
-  }
-  if (ns_ == kWildcardNamespace) {
-    Check(absl::InvalidArgumentError(
-        StrCat("impl(\"", name, "\"): the wildcard namespace _ registers fallbacks only")));
-  }
-  Keep(Dispatcher::Get().RegisterKernel(QualifiedName(name), key ? key : key_, std::move(kernel),
-                                        std::move(where)));
-  return *this;
+  return Registration(SourceLocation(where), [&] {
+    if (key && key_ && *key != *key_) {
+      Check(absl::InvalidArgumentError(StrCat(
+          "impl(\"", name, "\"): Explicitly provided dispatch key (", DispatchKeyName(*key),
+          ") is inconsistent with the dispatch key of the enclosing OPREG_LIBRARY_IMPL block (",
+          DispatchKeyName(*key_), ").")));
+    }
+    if (ns_ == kWildcardNamespace) {
+      Check(absl::InvalidArgumentError(
+          StrCat("impl(\"", name, "\"): the wildcard namespace _ registers fallbacks only")));
+    }
+    Keep(Dispatcher::Get().RegisterKernel(QualifiedName(name), key ? key : key_, std::move(kernel),
+                                          std::move(where)));
+  });
 }
 
 Library& Library::Fallback(KernelFunction kernel, SourceLocation where) {
-  if (kind_ != IMPL || ns_ != kWildcardNamespace) {
-    Check(absl::InvalidArgumentError(StrCat(
-        "fallback(...): Fallback functions which apply to only a single namespace (you "
-        "specified ",
-        ns_,
-        ") are not supported. If you intended to apply this fallback function globally, please "
-        "define a separate block: OPREG_LIBRARY_IMPL(_, Key, m) { m.fallback(...); }")));
-  }
-  if (!key_) {
-    Check(absl::InvalidArgumentError("fallback(...): the block has no dispatch key"));
-  }
-  Keep(Dispatcher::Get().RegisterFallback(*key_, std::move(kernel), std::move(where)));
-  return *this;
+  return Registration(SourceLocation(where), [&] {
+    if (kind_ != IMPL || ns_ != kWildcardNamespace) {
+      Check(absl::InvalidArgumentError(StrCat(
+          "fallback(...): Fallback functions which apply to only a single namespace (you "
+          "specified ",
+          ns_,
+          ") are not supported. If you intended to apply this fallback function globally, please "
+          "define a separate block: OPREG_LIBRARY_IMPL(_, Key, m) { m.fallback(...); }")));
+    }
+    if (!key_) {
+      Check(absl::InvalidArgumentError("fallback(...): the block has no dispatch key"));
+    }
+    Keep(Dispatcher::Get().RegisterFallback(*key_, std::move(kernel), std::move(where)));
+  });
 }
 
 Library& Library::register_class(std::string_view name, const char* file, int line) {
-  if (kind_ == IMPL) {
-    Check(absl::InvalidArgumentError(
-        StrCat("register_class(\"", name, "\"): classes are defined in OPREG_LIBRARY blocks")));
-  }
-  const std::string qualified = StrCat(ns_, ".", ToAbsl(name));
-  // PyTorch schemas name classes as __torch__.torch.classes.ns.Name: accept both spellings.
-  Keep(Dispatcher::Get().RegisterClass(qualified, SourceLocation{file, line}));
-  Keep(Dispatcher::Get().RegisterClass(StrCat("__torch__.torch.classes.", qualified),
-                                       SourceLocation{file, line}));
-  return *this;
+  return Registration(SourceLocation{file, line}, [&] {
+    if (kind_ == IMPL) {
+      Check(absl::InvalidArgumentError(
+          StrCat("register_class(\"", name, "\"): classes are defined in OPREG_LIBRARY blocks")));
+    }
+    const std::string qualified = StrCat(ns_, ".", ToAbsl(name));
+    // PyTorch schemas name classes as __torch__.torch.classes.ns.Name: accept both spellings.
+    Keep(Dispatcher::Get().RegisterClass(qualified, SourceLocation{file, line}));
+    Keep(Dispatcher::Get().RegisterClass(StrCat("__torch__.torch.classes.", qualified),
+                                         SourceLocation{file, line}));
+  });
 }
 
 Library& Library::register_symm_mem_args(std::string_view op, std::vector<std::string> names,
                                          SymmMemRequirement requirement, const char* file,
                                          int line) {
-  Keep(Dispatcher::Get().RegisterSymmMemArgs(QualifiedName(op), names, requirement,
-                                             SourceLocation{file, line}));
-  return *this;
+  return Registration(SourceLocation{file, line}, [&] {
+    Keep(Dispatcher::Get().RegisterSymmMemArgs(QualifiedName(op), names, requirement,
+                                               SourceLocation{file, line}));
+  });
 }
 
 Library& Library::link_out_variant(std::string_view functional, std::string_view out_op,
                                    std::vector<std::string> out_arguments, const char* file,
                                    int line) {
-  Keep(Dispatcher::Get().LinkOutVariant(QualifiedName(functional), QualifiedName(out_op),
-                                        out_arguments, SourceLocation{file, line}));
-  return *this;
+  return Registration(SourceLocation{file, line}, [&] {
+    Keep(Dispatcher::Get().LinkOutVariant(QualifiedName(functional), QualifiedName(out_op),
+                                          out_arguments, SourceLocation{file, line}));
+  });
 }
 
 Library& Library::SynthesizeFunctional(std::string_view out_op, KernelFunction meta,
                                        SourceLocation where) {
-  if (kind_ == IMPL) {
-    Check(absl::InvalidArgumentError(StrCat("synthesize_functional(\"", out_op,
-                                            "\"): defines an op, so it belongs in an "
-                                            "OPREG_LIBRARY or OPREG_LIBRARY_FRAGMENT block")));
-  }
-  const OperatorName out_name = QualifiedName(out_op);
-  absl::StatusOr<OperatorHandle> out = Dispatcher::Get().FindOpOrError(out_name.str());
-  Check(out.status());
-  absl::StatusOr<FunctionSchema> functional = SynthesizeFunctionalSchema(out->schema());
-  Check(functional.status());
-  const OperatorName name = functional->operator_name();
-  Dispatcher::DefineOptions options;
-  options.where = where;
-  Keep(Dispatcher::Get().Define(*std::move(functional), std::move(options)));
-  Keep(Dispatcher::Get().RegisterKernel(name, DispatchKey::kMeta, std::move(meta),
-                                        std::move(where)));
-  return *this;
+  return Registration(SourceLocation(where), [&] {
+    if (kind_ == IMPL) {
+      Check(absl::InvalidArgumentError(StrCat("synthesize_functional(\"", out_op,
+                                              "\"): defines an op, so it belongs in an "
+                                              "OPREG_LIBRARY or OPREG_LIBRARY_FRAGMENT block")));
+    }
+    const OperatorName out_name = QualifiedName(out_op);
+    absl::StatusOr<OperatorHandle> out = Dispatcher::Get().FindOpOrError(out_name.str());
+    Check(out.status());
+    absl::StatusOr<FunctionSchema> functional = SynthesizeFunctionalSchema(out->schema());
+    Check(functional.status());
+    const OperatorName name = functional->operator_name();
+    Dispatcher::DefineOptions options;
+    options.where = where;
+    Keep(Dispatcher::Get().Define(*std::move(functional), std::move(options)));
+    Keep(Dispatcher::Get().RegisterKernel(name, DispatchKey::kMeta, std::move(meta),
+                                          std::move(where)));
+  });
 }
 
 namespace detail {
@@ -253,14 +298,18 @@ LibraryInit::LibraryInit(Library::Kind kind, void (*init)(Library&), const char*
                          std::optional<DispatchKey> key, const char* file, uint32_t line) {
   // Errors must not escape static initialization (that would terminate the process while a
   // shared library loads): they are logged and kept for the lookups that will fail.
+  // Each registration call of the block records its own error and the block goes on (see
+  // Library::Registration); what still lands here failed outside a call: the block itself
+  // (a second OPREG_LIBRARY for a namespace) or code of the block between calls.
   try {
     library_.emplace(kind, ns, key, file, line);
+    library_->record_errors_ = true;
     init(*library_);
   } catch (const Error& e) {
-    StaticErrors& errors = GetStaticErrors();
-    std::lock_guard<std::mutex> lock(errors.mu);
-    errors.errors.push_back(e.message());
-    Logger().error("registration failed: {}", e.message());
+    RecordStaticError(e.message());
+  } catch (const std::exception& e) {
+    RecordStaticError(
+        StrCat("exception in the ", ns, " block at ", file, ":", line, ": ", e.what()));
   }
 }
 

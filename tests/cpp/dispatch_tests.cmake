@@ -6,10 +6,15 @@ opreg_add_cpp_test(test_dispatch_threads LIBS opreg::dispatch Threads::Threads)
 add_library(opreg_test_plugin SHARED ops_plugin.cc)
 target_link_libraries(opreg_test_plugin PRIVATE opreg::dispatch)
 opreg_target_settings(opreg_test_plugin)
+# One whose block has a failing call in the middle.
+add_library(opreg_test_plugin_broken SHARED ops_plugin_broken.cc)
+target_link_libraries(opreg_test_plugin_broken PRIVATE opreg::dispatch)
+opreg_target_settings(opreg_test_plugin_broken)
 opreg_add_cpp_test(test_cli_ops LIBS opreg_cli_commands)
-add_dependencies(test_cli_ops opreg_test_plugin)
+add_dependencies(test_cli_ops opreg_test_plugin opreg_test_plugin_broken)
 target_compile_definitions(test_cli_ops PRIVATE
-  OPREG_TEST_PLUGIN="$<TARGET_FILE:opreg_test_plugin>")
+  OPREG_TEST_PLUGIN="$<TARGET_FILE:opreg_test_plugin>"
+  OPREG_TEST_PLUGIN_BROKEN="$<TARGET_FILE:opreg_test_plugin_broken>")
 opreg_add_cpp_test(test_registry_warnings LIBS opreg::dispatch)
 opreg_add_cpp_test(test_out_resolution LIBS opreg::dispatch)
 opreg_add_cpp_test(test_graph_plan LIBS opreg::planner)

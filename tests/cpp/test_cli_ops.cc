@@ -38,5 +38,18 @@ TEST_CASE("opreg ops reports what it cannot do", "[cli]") {
   CHECK(Run({"a::b", "c::d"}, &out, &err) == 2);
 }
 
+// Last: the errors of a broken library stay recorded for the rest of the process.
+TEST_CASE("opreg ops exits 1 for a library with registration errors and lists the rest",
+          "[cli]") {
+  std::string out, err;
+  CHECK(Run({"--load", OPREG_TEST_PLUGIN_BROKEN}, &out, &err) == 1);
+  CHECK_THAT(err, Catch::StartsWith("registration error: unknown type specifier 'Tensr'"));
+  CHECK_THAT(err, Catch::Contains("ops_plugin_broken.cc:13)\n"));
+  // The failed def costs its own op, nothing else (its kernel waits for a def, as in torch).
+  CHECK_THAT(out, !Catch::Contains("broken_plugin::typo\n"));
+  CHECK_THAT(out, Catch::Contains("broken_plugin::before\n"));
+  CHECK_THAT(out, Catch::Contains("broken_plugin::after\n"));
+}
+
 }  // namespace
 }  // namespace opreg::cli

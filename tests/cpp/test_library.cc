@@ -2,6 +2,11 @@
 // registration, and deregistration.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
 #include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/library.h"
 
@@ -33,6 +38,20 @@ OPREG_LIBRARY(libtest_dup, m) { m.def("f(Tensor x) -> Tensor"); }
 namespace second {
 OPREG_LIBRARY(libtest_dup, m) { m.def("g(Tensor x) -> Tensor"); }
 }  // namespace second
+// Failed calls in the middle of blocks: each is recorded and the rest of its block still runs.
+OPREG_LIBRARY(libtest_partial, m) {
+  m.def("first(Tensor x) -> Tensor");
+  m.def("broken(Tensor x -> Tensor");  // kPartialParseErrorLine
+  m.def("second(Tensor x) -> Tensor");
+  m.def("first(Tensor y) -> Tensor");  // defined twice
+  m.def("third(Tensor x) -> Tensor");
+}
+constexpr int kPartialParseErrorLine = __LINE__ - 5;
+OPREG_LIBRARY_IMPL(libtest_partial, CPU, m) {
+  m.impl("first", &AddOne);
+  m.impl("second", &Twice);  // C++ signature disagrees with the schema
+  m.impl("third", &AddOne);
+}
 
 TEST_CASE("macros register defs and kernels at load time", "[library]") {
   auto op = Dispatcher::Get().FindOpOrThrow("libtest::add_one");
@@ -45,8 +64,17 @@ TEST_CASE("macros register defs and kernels at load time", "[library]") {
   CHECK(twice.typed<Tensor(const Tensor&, int64_t)>().call(x, 3).is_alias_of(x));
 }
 
+// The static registration errors that mention `needle`.
+std::vector<std::string> StaticErrorsMentioning(const std::string& needle) {
+  std::vector<std::string> out;
+  for (const std::string& e : opreg::StaticRegistrationErrors()) {
+    if (e.find(needle) != std::string::npos) out.push_back(e);
+  }
+  return out;
+}
+
 TEST_CASE("a second OPREG_LIBRARY for a namespace is a load-time error, not a crash", "[library]") {
-  std::vector<std::string> errors = opreg::StaticRegistrationErrors();
+  std::vector<std::string> errors = StaticErrorsMentioning("libtest_dup");
   REQUIRE(errors.size() == 1);
   CHECK_THAT(errors[0], Catch::StartsWith("Only a single OPREG_LIBRARY can be used to register "
                                           "the namespace libtest_dup"));
@@ -55,6 +83,53 @@ TEST_CASE("a second OPREG_LIBRARY for a namespace is a load-time error, not a cr
   CHECK_THAT(errors[0], Catch::Contains("test_library.cc"));
   CHECK(Dispatcher::Get().FindOp("libtest_dup::f").has_value());
   CHECK_FALSE(Dispatcher::Get().FindOp("libtest_dup::g").has_value());
+}
+
+TEST_CASE("a failed call in a static block costs only itself; every error is kept",
+          "[library]") {
+  Dispatcher& d = Dispatcher::Get();
+  CHECK(d.FindOp("libtest_partial::first").has_value());
+  CHECK(d.FindOp("libtest_partial::second").has_value());
+  CHECK(d.FindOp("libtest_partial::third").has_value());
+  CHECK_FALSE(d.FindOp("libtest_partial::broken").has_value());
+  // The kernels after the refused one are registered too.
+  Tensor x = opreg::arange(3, opreg::DType::kFloat32);
+  CHECK(d.FindOpOrThrow("libtest_partial::third").typed<Tensor(const Tensor&)>().call(x).at({2}) ==
+        3.0);
+  std::vector<std::string> errors = opreg::StaticRegistrationErrors();
+  std::vector<std::string> partial;
+  for (const std::string& e : errors) {
+    if (e.find("OPREG_LIBRARY") != std::string::npos && e.find("libtest_dup") == std::string::npos) {
+      partial.push_back(e);
+    }
+  }
+  REQUIRE(partial.size() == 3);
+  // Each names what failed and the file:line of the very call.
+  CHECK_THAT(partial[0], Catch::Contains("broken"));
+  CHECK_THAT(partial[0], Catch::EndsWith(
+                             "(registration at " + std::string(__FILE__) + ":" +
+                             std::to_string(kPartialParseErrorLine) + ")"));
+  CHECK_THAT(partial[1], Catch::Contains("libtest_partial::first"));
+  CHECK_THAT(partial[2], Catch::Contains("libtest_partial::second"));
+  CHECK_THAT(partial[2], Catch::Contains("(registration at "));
+}
+
+TEST_CASE("OPREG_STRICT_REGISTRATION=1 makes the first static error fatal at load time",
+          "[library]") {
+  // This very binary has failing static blocks: run it again under the variable.
+  const std::string command =
+      "OPREG_STRICT_REGISTRATION=1 /proc/" + std::to_string(getpid()) + "/exe --list-tests 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string output;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  const int status = pclose(pipe);
+  CHECK(status != 0);
+  CHECK_THAT(output, Catch::Contains("opreg: registration failed (fatal: "
+                                     "OPREG_STRICT_REGISTRATION=1): "));
+  CHECK_THAT(output, Catch::Contains("test_library.cc"));
+  CHECK_THAT(output, !Catch::Contains("All available test cases"));  // never got to main
 }
 
 TEST_CASE("registrations record file:line and dump per key", "[library]") {

@@ -10,8 +10,11 @@
 // One OPREG_LIBRARY (kind DEF) per namespace; any number of OPREG_LIBRARY_FRAGMENT (more defs)
 // and OPREG_LIBRARY_IMPL (kernels for one key) blocks, in any translation unit. The blocks run
 // during static initialization (when the shared library is loaded). A registration error there
-// does not abort the process: it is logged on the `opreg` logger and kept in
-// StaticRegistrationErrors(), and lookups of the op then fail with the error.
+// does not abort the process, and it costs nothing but itself: each def/impl/... call of a
+// block stands alone, so a failed call is logged on the `opreg` logger, kept (with the call's
+// file:line) in StaticRegistrationErrors(), and the block goes on with its next call. With
+// OPREG_STRICT_REGISTRATION=1 in the environment the first such error is fatal instead: its
+// message goes to stderr and the process aborts while the library loads.
 //
 // A Library used directly throws opreg::Error on a bad registration (PyTorch's wording, plus the
 // block's location). Destroying a Library undoes everything it registered, in reverse order.
@@ -32,6 +35,10 @@
 #include "opreg/dispatch/dispatcher.h"
 
 namespace opreg {
+
+namespace detail {
+class LibraryInit;
+}  // namespace detail
 
 class Library {
  public:
@@ -130,6 +137,13 @@ class Library {
   Library& Fallback(KernelFunction kernel, SourceLocation where);
   Library& SynthesizeFunctional(std::string_view out_op, KernelFunction meta, SourceLocation where);
 
+  friend class detail::LibraryInit;
+  // Runs one registration call. In a static block (record_errors_) its error is recorded with
+  // `where` and the block goes on; elsewhere it propagates. Nested calls run bare, so one
+  // mistake is one error.
+  template <class Body>
+  Library& Registration(const SourceLocation& where, Body&& body);
+
   // Throws the error with this block's context appended.
   void Check(const absl::Status& status) const;
   void Keep(absl::StatusOr<RegistrationHandle> handle);
@@ -142,6 +156,8 @@ class Library {
   std::optional<DispatchKey> key_;
   SourceLocation where_;
   std::vector<RegistrationHandle> handles_;
+  bool record_errors_ = false;  // a static block's: errors are recorded, not thrown
+  bool in_registration_ = false;
 };
 
 namespace detail {
@@ -158,7 +174,8 @@ class LibraryInit {
 
 }  // namespace detail
 
-// The errors of OPREG_LIBRARY* blocks that failed during static initialization, in order.
+// The errors of OPREG_LIBRARY* block calls that failed during static initialization, in order,
+// each ending with " (registration at file:line)" for the call that failed.
 std::vector<std::string> StaticRegistrationErrors();
 
 }  // namespace opreg
