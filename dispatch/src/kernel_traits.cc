@@ -27,7 +27,7 @@ std::string BoxedTypeName(const IValue& v) {
     case IValue::Tag::kNone:
       return "None";
     case IValue::Tag::kTensor:
-      return "Tensor";
+      return v.toTensor().defined() ? "Tensor" : "an undefined Tensor (default-constructed)";
     case IValue::Tag::kInt:
       return "int";
     case IValue::Tag::kDouble:
@@ -56,8 +56,15 @@ std::string BoxedTypeName(const IValue& v) {
       return "Tensor?[]";
     case IValue::Tag::kGenericList:
       return "list";
-    case IValue::Tag::kTuple:
-      return "tuple";
+    case IValue::Tag::kTuple: {
+      // With its elements' types: "(float, int)" says why it does not fit "(int, int)?".
+      std::string out = "(";
+      const std::vector<IValue>& elements = v.toTuple();
+      for (size_t i = 0; i < elements.size(); ++i) {
+        StrAppend(&out, i == 0 ? "" : ", ", BoxedTypeName(elements[i]));
+      }
+      return out + (elements.size() == 1 ? ",)" : ")");
+    }
     case IValue::Tag::kObject:
       return std::string(v.toObject()->class_name());
   }

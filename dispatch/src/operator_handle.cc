@@ -43,9 +43,11 @@ bool CheckAndCoerce(const Argument& arg, const Type& type, IValue* v) {
     case TypeKind::kVar:
       return true;
     case TypeKind::kOptional:
+      // An undefined tensor for `Tensor?` is None, as in libtorch.
+      if (v->isTensor() && !v->toTensor().defined()) *v = IValue();
       return v->isNone() || CheckAndCoerce(arg, *type.element(), v);
-    case TypeKind::kTensor:
-      return v->isTensor();
+    case TypeKind::kTensor:  // `Tensor` is never an undefined (default-constructed) tensor
+      return v->isTensor() && v->toTensor().defined();
     case TypeKind::kInt:
     case TypeKind::kSymInt:
     case TypeKind::kScalarType:
@@ -75,8 +77,18 @@ bool CheckAndCoerce(const Argument& arg, const Type& type, IValue* v) {
       return v->isDevice();
     case TypeKind::kClass:
       return v->isObject();
-    case TypeKind::kTuple:
-      return v->isTuple();
+    case TypeKind::kTuple: {
+      // Arity and every element (torch's rule), coercing elements as single values are.
+      if (!v->isTuple()) return false;
+      const std::vector<TypePtr>& types = type.contained();
+      if (v->toTuple().size() != types.size()) return false;
+      std::vector<IValue> elements = v->toTuple();
+      for (size_t i = 0; i < types.size(); ++i) {
+        if (!CheckAndCoerce(arg, *types[i], &elements[i])) return false;
+      }
+      *v = IValue::Tuple(std::move(elements));
+      return true;
+    }
     case TypeKind::kList: {
       const Type& e = *type.element();
       switch (e.kind()) {
@@ -163,11 +175,10 @@ DispatchKey OperatorHandle::ComputeDispatchKey(const Stack& stack, size_t first)
       bits |= DeviceBits(v);
     }
   }
-  constexpr uint8_t kMeta = 1u << static_cast<int>(DeviceType::kMeta);
   if (bits != 0 && (bits & (bits - 1)) == 0) {
     return DispatchKeyFor(static_cast<DeviceType>(__builtin_ctz(bits)));
   }
-  if (bits & kMeta) return DispatchKey::kMeta;
+  // Meta with a real device is mixed too (it never silently routes to the Meta kernel).
   if (bits != 0) ThrowMixedDevices(Stack(stack.begin() + first, stack.end()));
   for (uint16_t i : def.device_arguments) {
     if (first + i < stack.size() && stack[first + i].isDevice()) {
@@ -211,7 +222,7 @@ void OperatorHandle::ThrowMixedDevices(const Stack& args) const {
               first_device.str(), " and ", second);
 }
 
-void OperatorHandle::CallBoxed(Stack* stack) const {
+void OperatorHandle::CallBoxedInPlace(Stack* stack) const {
   OPREG_CHECK(stack != nullptr, "[", entry_->name().str(), "] CallBoxed: null stack");
   const OpDefinition& def = definition();
   const FunctionSchema& schema = def.schema;
@@ -234,7 +245,10 @@ void OperatorHandle::CallBoxed(Stack* stack) const {
     const Type& type = *args[i].type();
     // The common exact matches inline; everything else (coercions, containers, errors) in
     // CheckAndCoerce.
-    if (OPREG_LIKELY(type.kind() == TypeKind::kTensor && v.isTensor())) continue;
+    if (OPREG_LIKELY(type.kind() == TypeKind::kTensor && v.isTensor() &&
+                     v.toTensor().defined())) {
+      continue;
+    }
     if (!CheckAndCoerce(args[i], type, &v)) {
       OPREG_THROW(kType, ArgErrorMessage(entry_->name().str(), args[i].name(), static_cast<int>(i),
                                          args[i].type()->str(), detail::BoxedTypeName(v)));

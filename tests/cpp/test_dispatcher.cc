@@ -78,6 +78,42 @@ TEST_CASE("boxed calls fill defaults, bind keywords and type-check", "[dispatch]
   CHECK_THROWS_WITH(op.CallBoxed(&too_many), "[dtest::f] expected at most 3 arguments, got 4");
 }
 
+TEST_CASE("boxed checks: tuple arity and elements, undefined tensors, no arguments",
+          "[dispatch]") {
+  Fixture f;
+  f.lib.def("t(Tensor x, (int, int)? block=None) -> int")
+      .impl("t", DispatchKey::kCPU, [](const OperatorHandle&, Stack* s) {
+        const IValue block = (*s)[1];
+        s->clear();
+        s->push_back(IValue(block.isNone() ? int64_t{-1}
+                                           : block.toTuple()[0].toInt() * 10 +
+                                                 block.toTuple()[1].toInt()));
+      });
+  OperatorHandle op = Dispatcher::Get().FindOpOrThrow("dtest::t");
+  CHECK(op.CallBoxed({IValue(Cpu()), IValue::Tuple({IValue(1), IValue(2)})})[0].toInt() == 12);
+  CHECK(op.CallBoxed({IValue(Cpu())})[0].toInt() == -1);
+  CHECK_THROWS_WITH(op.CallBoxed({IValue(Cpu()), IValue::Tuple({IValue(1)})}),
+                    "[dtest::t] argument 'block' (#1): expected (int, int)?, got (int,)");
+  CHECK_THROWS_WITH(op.CallBoxed({IValue(Cpu()), IValue::Tuple({IValue(1.5), IValue(8)})}),
+                    "[dtest::t] argument 'block' (#1): expected (int, int)?, got (float, int)");
+  CHECK_THROWS_WITH(op.CallBoxed({IValue(Tensor())}),
+                    "[dtest::t] argument 'x' (#0): expected Tensor, got an undefined Tensor "
+                    "(default-constructed)");
+
+  // `Tensor?` takes an undefined tensor as None, as libtorch does.
+  f.lib.def("o(Tensor? x) -> bool").impl("o", DispatchKey::kCPU, [](const OperatorHandle&,
+                                                                   Stack* s) {
+    const bool none = (*s)[0].isNone();
+    s->clear();
+    s->push_back(IValue(none));
+  });
+  CHECK(Dispatcher::Get().FindOpOrThrow("dtest::o").CallBoxed({IValue(Tensor())})[0].toBool());
+
+  // An op without arguments: `CallBoxed({})` is a call with none (not a null stack).
+  f.lib.def("n() -> int", [] { return int64_t{7}; });
+  CHECK(Dispatcher::Get().FindOpOrThrow("dtest::n").CallBoxed({})[0].toInt() == 7);
+}
+
 TEST_CASE("a typed handle must fit the schema and the kernels' signature", "[dispatch]") {
   Fixture f;
   f.lib.def("f(Tensor x, int k) -> Tensor").impl("f", DispatchKey::kCPU, &CpuKernel);
@@ -179,15 +215,26 @@ TEST_CASE("the key comes from every tensor argument; mixed devices are an error"
                const std::vector<std::optional<Tensor>>&) { return Meta({1}); });
   OperatorHandle op = Dispatcher::Get().FindOpOrThrow("dtest::g");
   using Opt = std::vector<std::optional<Tensor>>;
-  // A meta tensor anywhere makes it a Meta call.
-  CHECK(
-      op.CallBoxed({IValue(Cpu()), IValue(), IValue(std::vector<Tensor>{Meta()}), IValue(Opt{})})[0]
-          .toTensor()
-          .device() == Device::meta());
-  CHECK(op.CallBoxed({IValue(Cpu()), IValue(), IValue(std::vector<Tensor>{}),
-                      IValue(Opt{std::nullopt, Meta()})})[0]
+  // Meta tensors only make a Meta call; a meta tensor among CPU ones is the mixed-device error
+  // (never a silent Meta call), inside lists too.
+  CHECK(op.CallBoxed({IValue(Meta()), IValue(), IValue(std::vector<Tensor>{Meta()}),
+                      IValue(Opt{})})[0]
             .toTensor()
             .device() == Device::meta());
+  CHECK_THROWS_WITH(
+      op.CallBoxed({IValue(Cpu()), IValue(), IValue(std::vector<Tensor>{Meta()}), IValue(Opt{})}),
+      "[dtest::g] expected all tensor arguments on one device, but argument 'a' (#0) is on cpu "
+      "and argument 'c' (#2) element 0 on meta");
+  CHECK_THROWS_WITH(op.CallBoxed({IValue(Cpu()), IValue(), IValue(std::vector<Tensor>{}),
+                                  IValue(Opt{std::nullopt, Meta()})}),
+                    "[dtest::g] expected all tensor arguments on one device, but argument 'a' "
+                    "(#0) is on cpu and argument 'd' (#3) element 1 on meta");
+  CHECK_THROWS_WITH(op.typed<Tensor(const Tensor&, const std::optional<Tensor>&,
+                                    const std::vector<Tensor>&,
+                                    const std::vector<std::optional<Tensor>>&)>()
+                        .call(Cpu(), Meta(), {}, {}),
+                    "[dtest::g] expected all tensor arguments on one device, but argument 'a' "
+                    "(#0) is on cpu and argument 'b' (#1) on meta");
   CHECK(op.ComputeDispatchKey(
             {IValue(Cpu()), IValue(), IValue(std::vector<Tensor>{}), IValue(Opt{})}, 0) ==
         DispatchKey::kCPU);

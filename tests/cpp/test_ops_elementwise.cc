@@ -226,11 +226,13 @@ TEST_CASE("elementwise ops refuse bad arguments with precise messages", "[ops][e
                     "strides [1, 4]");
   Tensor meta_out = opreg::empty({4, 3}, DType::kFloat32, Device::meta());
   CHECK_THROWS_WITH(ops::add_out(f, f, 1, meta_out),
-                    "[opreg::add.out] argument 'out' (#3): expected device cpu, got meta");
+                    "[opreg::add.out] expected all tensor arguments on one device, but argument 'self' "
+                    "(#0) is on cpu and argument 'out' (#3) on meta");
   // A meta tensor where a CPU one is expected.
   const Tensor m = opreg::empty({4, 3}, DType::kFloat32, Device::meta());
   CHECK_THROWS_WITH(ops::add(f, m),
-                    "[opreg::add] argument 'other' (#1): expected device cpu, got meta");
+                    "[opreg::add] expected all tensor arguments on one device, but argument 'self' (#0) "
+                    "is on cpu and argument 'other' (#1) on meta");
 
   // Aliasing outs.
   Tensor x = Rand({4, 3}, DType::kFloat32, 5);

@@ -87,7 +87,8 @@ TEST_CASE("norm ops refuse bad arguments with precise messages", "[ops][errors]"
   CHECK_THROWS_WITH(ops::rms_norm(x, Rand({8}, DType::kBFloat16, 3), -1.0),
                     "[opreg::rms_norm] argument 'eps' (#2): expected a finite value >= 0, got -1");
   CHECK_THROWS_WITH(ops::rms_norm(x, opreg::empty({8}, DType::kBFloat16, Device::meta())),
-                    "[opreg::rms_norm] argument 'weight' (#1): expected device cpu, got meta");
+                    "[opreg::rms_norm] expected all tensor arguments on one device, but argument "
+                    "'input' (#0) is on cpu and argument 'weight' (#1) on meta");
   const Tensor w = Rand({8}, DType::kBFloat16, 4);
   Tensor out = opreg::empty({4, 8}, DType::kFloat16);
   CHECK_THROWS_WITH(ops::rms_norm_out(x, w, 1e-6, out),

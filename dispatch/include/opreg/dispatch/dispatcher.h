@@ -19,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -83,7 +84,13 @@ class OperatorHandle {
 
   // Boxed call. `stack` holds the arguments in schema order (trailing ones may be omitted when
   // they have defaults); they are type-checked against the schema, and replaced by the returns.
-  void CallBoxed(Stack* stack) const;
+  // (A template so that `CallBoxed({})`, no arguments, picks the overload below.)
+  template <class S, std::enable_if_t<std::is_same_v<S, Stack>, int> = 0>
+  void CallBoxed(S* stack) const {
+    CallBoxedInPlace(stack);
+  }
+  // The same as a plain function (for function pointers and other languages' bindings).
+  void CallBoxedInPlace(Stack* stack) const;
   // Boxed call with keyword arguments bound by name (Python's rules); returns the results.
   Stack CallBoxed(std::vector<IValue> args,
                   const std::vector<std::pair<std::string, IValue>>& kwargs = {}) const;
@@ -135,12 +142,10 @@ class TypedOperatorHandle<R(Args...)> : public OperatorHandle {
   explicit TypedOperatorHandle(const OperatorEntry* entry) : OperatorHandle(entry) {}
 
   DispatchKey KeyFromMask(const detail::DeviceMask& m, const Args&... args) const {
-    constexpr uint8_t kMeta = 1u << static_cast<int>(DeviceType::kMeta);
     const uint8_t t = m.tensors;
     if (t != 0 && (t & (t - 1)) == 0) {  // one device type: the common case
       return DispatchKeyFor(static_cast<DeviceType>(__builtin_ctz(t)));
     }
-    if (t & kMeta) return DispatchKey::kMeta;
     if (t == 0) {
       const uint8_t d = m.device_args;
       return d != 0 && (d & (d - 1)) == 0
