@@ -1,6 +1,10 @@
 #include "opreg/dispatch/out_resolution.h"
 
+#include <algorithm>
+#include <string>
+
 #include "opreg/core/error.h"
+#include "opreg/core/string_util.h"
 #include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/run_meta_function.h"
 #include "opreg/dispatch/symmetric_memory_hooks.h"
@@ -20,6 +24,37 @@ Device CallDevice(const OpDefinition& def, const Stack& args) {
     }
   }
   return Device::cpu();
+}
+
+// An error of the out variant, as the caller of the functional op sees it: the out arguments
+// it never passed become `output #k`, the other arguments get the functional op's positions,
+// and the op is the one it called.
+std::string AsFunctionalError(const std::string& message, const OutVariantLink& link,
+                              const FunctionSchema& out_schema) {
+  std::string text = message;
+  auto replace_all = [&text](const std::string& from, const std::string& to) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at)) {
+      text.replace(at, from.size(), to);
+      at += to.size();
+    }
+  };
+  const auto& args = out_schema.arguments();
+  const std::vector<size_t>& outs = link.out_argument_indices;
+  for (size_t j = 0; j < args.size(); ++j) {
+    const std::string given = StrCat("argument '", args[j].name(), "' (#", j, ")");
+    const std::string output = StrCat("output '", args[j].name(), "' (#", j, ")");
+    const auto k = std::find(outs.begin(), outs.end(), j);
+    if (k != outs.end()) {
+      replace_all(given, StrCat("output #", k - outs.begin()));
+      replace_all(output, StrCat("output #", k - outs.begin()));
+    } else {
+      const auto before = std::count_if(outs.begin(), outs.end(), [j](size_t i) { return i < j; });
+      replace_all(given, StrCat("argument '", args[j].name(), "' (#", j - before, ")"));
+    }
+  }
+  replace_all(StrCat("[", link.out.str(), "]"), StrCat("[", link.functional.str(), "]"));
+  return StrCat(text, " (in ", link.out.str(), ", the out variant that computes ",
+                link.functional.str(), ")");
 }
 
 }  // namespace
@@ -94,8 +129,12 @@ KernelFunction MakeOutResolutionKernel(const OperatorEntry* functional, const Op
 
         OperatorHandle out_op(out);
         Stack out_stack = BuildOutVariantStack(link, out_op.schema(), std::move(args), outs);
-        out_op.CallBoxed(&out_stack);
-        CheckOutVariantResults(out_op, link, out_stack, outs);
+        try {
+          out_op.CallBoxed(&out_stack);
+          CheckOutVariantResults(out_op, link, out_stack, outs);
+        } catch (const Error& e) {
+          throw Error(e.kind(), AsFunctionalError(e.message(), link, out_op.schema()));
+        }
         for (Tensor& t : outs) stack->emplace_back(std::move(t));
       });
 }

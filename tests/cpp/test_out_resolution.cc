@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "opreg/core/allocator.h"
+#include "opreg/core/error.h"
 #include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/library.h"
 
@@ -124,8 +125,39 @@ TEST_CASE("an out kernel that returns another tensor is an error naming the outp
   lib.impl("f", DispatchKey::kMeta, [](const Tensor& x) { return opreg::empty_like(x); });
   auto op = Dispatcher::Get().FindOpOrThrow("res_bad::f").typed<Tensor(const Tensor&)>();
   CHECK_THROWS_WITH(op.call(Arange(3)),
-                    Catch::StartsWith("[res_bad::f.out] output 'out' (#1): the kernel returned a "
+                    Catch::StartsWith("[res_bad::f] output #0: the kernel returned a "
                                       "tensor other than the buffer it was given, or resized it"));
+  CHECK_THROWS_WITH(op.call(Arange(3)),
+                    Catch::EndsWith("(in res_bad::f.out, the out variant that computes "
+                                    "res_bad::f)"));
+}
+
+TEST_CASE("errors of the out kernel speak of the functional call", "[out]") {
+  // vLLM's order: the output first, so every input sits one place later in the out op.
+  Library lib(Library::FRAGMENT, "res_msg", std::nullopt, "m.cc", 1);
+  lib.def("g(Tensor input, Tensor weight) -> Tensor");
+  lib.def("g_out(Tensor! result, Tensor input, Tensor weight) -> ()");
+  lib.impl("g_out", DispatchKey::kCPU, [](const OperatorHandle& op, Stack* s) {
+    const Tensor& weight = (*s)[2].toTensor();
+    OPREG_CHECK_TYPE(weight.dtype() == DType::kFloat32,
+                     opreg::ArgErrorMessage(op.operator_name().str(), "weight", 2, "dtype f32",
+                                            "another"));
+    OPREG_CHECK_TYPE((*s)[0].toTensor().dim() == 2,
+                     opreg::ArgErrorMessage(op.operator_name().str(), "result", 0, "2-d", "1-d"));
+    s->clear();
+  });
+  lib.impl("g", DispatchKey::kMeta,
+           [](const Tensor& input, const Tensor&) { return opreg::empty_like(input); });
+  lib.link_out_variant("g", "g_out", {"result"});
+  auto op = Dispatcher::Get()
+                .FindOpOrThrow("res_msg::g")
+                .typed<Tensor(const Tensor&, const Tensor&)>();
+  CHECK_THROWS_WITH(op.call(Arange(3), opreg::zeros({3}, DType::kInt32)),
+                    "[res_msg::g] argument 'weight' (#1): expected dtype f32, got another (in "
+                    "res_msg::g_out, the out variant that computes res_msg::g)");
+  CHECK_THROWS_WITH(op.call(Arange(3), Arange(3)),
+                    "[res_msg::g] output #0: expected 2-d, got 1-d (in res_msg::g_out, the out "
+                    "variant that computes res_msg::g)");
 }
 
 TEST_CASE("a linked functional op without a meta function says so", "[out]") {

@@ -291,7 +291,7 @@ TEST_CASE("Single-rank group: ops, argument errors, meta, registry") {
     CHECK(s.at(0).toTensor().at({2, 4}) == 14.0);
     REQUIRE_THROWS_WITH(
         op.CallBoxed({opreg::IValue(local), opreg::IValue("sum"), opreg::IValue("solo")}),
-        Catch::Contains("[symm_mem::one_shot_all_reduce_out] argument 'input' (#0): expected a "
+        Catch::Contains("[symm_mem::one_shot_all_reduce] argument 'input' (#0): expected a "
                         "tensor in the symmetric memory of group 'solo'"));
     REQUIRE_THROWS_WITH(
         op.CallBoxed({opreg::IValue(x), opreg::IValue("max"), opreg::IValue("solo")}),
