@@ -120,6 +120,18 @@ DType ArgTraits<DType>::FromIValue(const IValue& v, const detail::ArgSite& at) {
   detail::ThrowArgTypeError(at, "ScalarType", v);
 }
 
+Layout ArgTraits<Layout>::FromIValue(const IValue& v, const detail::ArgSite& at) {
+  if (!v.isInt()) detail::ThrowArgTypeError(at, "Layout", v);
+  if (std::optional<Layout> l = LayoutFromCode(v.toInt())) return *l;
+  detail::ThrowArgTypeError(at, "a Layout code (0 to 7)", v);
+}
+
+MemoryFormat ArgTraits<MemoryFormat>::FromIValue(const IValue& v, const detail::ArgSite& at) {
+  if (!v.isInt()) detail::ThrowArgTypeError(at, "MemoryFormat", v);
+  if (std::optional<MemoryFormat> f = MemoryFormatFromCode(v.toInt())) return *f;
+  detail::ThrowArgTypeError(at, "a MemoryFormat code (0 to 3)", v);
+}
+
 std::string InferredSignature::str() const {
   std::string out = "(";
   for (size_t i = 0; i < arguments.size(); ++i) {
@@ -155,7 +167,9 @@ bool InferredTypeMatches(const Type& inferred, const Type& schema_type) {
           return false;
       }
     case TypeKind::kScalarType:
-      return schema_type.kind() == TypeKind::kScalarType;
+    case TypeKind::kLayout:
+    case TypeKind::kMemoryFormat:
+      return schema_type.kind() == inferred.kind();
     case TypeKind::kFloat:
       return schema_type.kind() == TypeKind::kFloat || schema_type.kind() == TypeKind::kSymFloat;
     case TypeKind::kBool:
@@ -166,6 +180,18 @@ bool InferredTypeMatches(const Type& inferred, const Type& schema_type) {
     case TypeKind::kOptional:
       return schema_type.kind() == inferred.kind() &&
              InferredTypeMatches(*inferred.element(), *schema_type.element());
+    case TypeKind::kTuple: {
+      if (schema_type.kind() != TypeKind::kTuple ||
+          schema_type.contained().size() != inferred.contained().size()) {
+        return false;
+      }
+      for (size_t i = 0; i < inferred.contained().size(); ++i) {
+        if (!InferredTypeMatches(*inferred.contained()[i], *schema_type.contained()[i])) {
+          return false;
+        }
+      }
+      return true;
+    }
     default:
       return inferred.Equals(schema_type);
   }

@@ -10,10 +10,12 @@
 //
 // Supported parameter types (by value, const& or &): Tensor, std::optional<Tensor>,
 // std::vector<Tensor>, absl::Span<const Tensor>, std::vector<std::optional<Tensor>>, int64_t,
-// double, bool, std::string, std::string_view, Device, DType (schema ScalarType), Scalar,
-// std::vector<int64_t>, absl::Span<const int64_t> (IntArrayRef), std::vector<double>,
-// std::vector<bool>, std::optional<T> of those, intrusive_ptr<C> for custom classes, and IValue
-// (schema Any). Anything else fails to compile with a message saying what to use instead.
+// double or float (schema float), bool, std::string, std::string_view, Device, DType (schema
+// ScalarType), Layout, MemoryFormat, Scalar, std::vector<int64_t>, absl::Span<const int64_t>
+// (IntArrayRef), std::vector<double>, std::vector<bool>, std::vector<std::string> (str[], also
+// as a return), std::tuple<T...> of these (schema `(T, ...)`), std::optional<T> of those,
+// intrusive_ptr<C> for custom classes, and IValue (schema Any). Anything else fails to compile
+// with a message saying what to use instead.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,7 @@
 #include "opreg/core/device.h"
 #include "opreg/core/dtype.h"
 #include "opreg/core/ivalue.h"
+#include "opreg/core/layout.h"
 #include "opreg/core/scalar.h"
 #include "opreg/core/tensor.h"
 #include "opreg/schema/type.h"
@@ -74,10 +77,11 @@ template <class T, class Enable = void>
 struct ArgTraits {
   static_assert(detail::AlwaysFalse<T>::value,
                 "Unsupported kernel parameter type. Use int64_t for int/SymInt (not int or long), "
-                "double for float (not float), bool, Tensor (by value or const&), "
+                "double or float for float, bool, Tensor (by value or const&), "
                 "std::optional<Tensor>, std::vector<Tensor>, std::string / std::string_view for "
-                "str, Scalar, Device, DType for ScalarType, std::vector<int64_t> or IntArrayRef "
-                "for int[], std::vector<double> for float[], or IValue for Any.");
+                "str, std::vector<std::string> for str[], Scalar, Device, DType for ScalarType, "
+                "Layout, MemoryFormat, std::vector<int64_t> or IntArrayRef for int[], "
+                "std::vector<double> for float[], std::tuple<...> for a tuple, or IValue for Any.");
 };
 
 template <>
@@ -177,6 +181,16 @@ struct ArgTraits<double> : LeafArgTraits<double, TypeKind::kFloat> {
   static IValue ToIValue(double x) { return IValue(x); }
 };
 
+// `float` where the schema says float (C++ kernels often compute in single precision): the
+// boxed double is narrowed.
+template <>
+struct ArgTraits<float> : LeafArgTraits<float, TypeKind::kFloat> {
+  static float FromIValue(const IValue& v, const detail::ArgSite& at) {
+    return static_cast<float>(ArgTraits<double>::FromIValue(v, at));
+  }
+  static IValue ToIValue(float x) { return IValue(static_cast<double>(x)); }
+};
+
 template <>
 struct ArgTraits<bool> : LeafArgTraits<bool, TypeKind::kBool> {
   static bool FromIValue(const IValue& v, const detail::ArgSite& at) {
@@ -219,6 +233,18 @@ template <>
 struct ArgTraits<DType> : LeafArgTraits<DType, TypeKind::kScalarType> {
   static DType FromIValue(const IValue& v, const detail::ArgSite& at);
   static IValue ToIValue(DType d) { return IValue(static_cast<int64_t>(TorchScalarTypeCode(d))); }
+};
+
+// Boxed as PyTorch's codes (ints), as for ScalarType.
+template <>
+struct ArgTraits<Layout> : LeafArgTraits<Layout, TypeKind::kLayout> {
+  static Layout FromIValue(const IValue& v, const detail::ArgSite& at);
+  static IValue ToIValue(Layout l) { return IValue(static_cast<int64_t>(l)); }
+};
+template <>
+struct ArgTraits<MemoryFormat> : LeafArgTraits<MemoryFormat, TypeKind::kMemoryFormat> {
+  static MemoryFormat FromIValue(const IValue& v, const detail::ArgSite& at);
+  static IValue ToIValue(MemoryFormat f) { return IValue(static_cast<int64_t>(f)); }
 };
 
 template <>
@@ -283,6 +309,60 @@ struct ArgTraits<std::vector<bool>> : ListArgTraits<bool, TypeKind::kBool> {
     return ListArgTraits::FromIValue(v, at, "bool[]");
   }
   static IValue ToIValue(const std::vector<bool>& xs) { return IValue(xs); }
+};
+
+template <>
+struct ArgTraits<std::vector<std::string>> {
+  using Storage = std::vector<std::string>;
+  static Storage FromIValue(const IValue& v, const detail::ArgSite& at) {
+    if (v.isStringList()) return v.toStringList();
+    if (v.isGenericList()) {
+      Storage out;
+      for (const IValue& e : v.toGenericList()) {
+        if (!e.isString()) detail::ThrowArgTypeError(at, "str[]", v);
+        out.push_back(e.toStringRef());
+      }
+      return out;
+    }
+    detail::ThrowArgTypeError(at, "str[]", v);
+  }
+  static IValue ToIValue(const Storage& xs) { return IValue(xs); }
+  static TypePtr SchemaType() { return Type::List(Type::Get(TypeKind::kStr)); }
+  static void AddDevices(const Storage&, detail::DeviceMask&) {}
+};
+
+// A schema tuple `(int, int)`: converted element by element (arity checked).
+template <class... Ts>
+struct ArgTraits<std::tuple<Ts...>> {
+  using Storage = std::tuple<std::decay_t<typename ArgTraits<std::decay_t<Ts>>::Storage>...>;
+  static Storage FromIValue(const IValue& v, const detail::ArgSite& at) {
+    if (!v.isTuple() || v.toTuple().size() != sizeof...(Ts)) {
+      detail::ThrowArgTypeError(at, SchemaType()->str(), v);
+    }
+    return Convert(v.toTuple(), at, std::index_sequence_for<Ts...>());
+  }
+  static IValue ToIValue(const std::tuple<Ts...>& x) {
+    return std::apply(
+        [](const auto&... e) {
+          return IValue::Tuple({ArgTraits<std::decay_t<decltype(e)>>::ToIValue(e)...});
+        },
+        x);
+  }
+  static TypePtr SchemaType() {
+    return Type::Tuple({ArgTraits<std::decay_t<Ts>>::SchemaType()...});
+  }
+  static void AddDevices(const std::tuple<Ts...>& x, detail::DeviceMask& m) {
+    std::apply(
+        [&m](const auto&... e) { (ArgTraits<std::decay_t<decltype(e)>>::AddDevices(e, m), ...); },
+        x);
+  }
+
+ private:
+  template <size_t... I>
+  static Storage Convert(const std::vector<IValue>& elements, const detail::ArgSite& at,
+                         std::index_sequence<I...>) {
+    return Storage(ArgTraits<std::decay_t<Ts>>::FromIValue(elements[I], at)...);
+  }
 };
 
 template <class T>
