@@ -292,6 +292,51 @@ Library& Library::SynthesizeFunctional(std::string_view out_op, KernelFunction m
   });
 }
 
+Library& Library::def_functional(std::string_view functional_schema, std::string_view out_op,
+                                 std::vector<std::string> out_arguments,
+                                 std::vector<OutputSpec> outputs, const char* file, int line) {
+  return Registration(SourceLocation{file, line}, [&] {
+    const SourceLocation where{file, line};
+    absl::StatusOr<std::variant<OperatorName, FunctionSchema>> parsed =
+        ParseSchemaOrName(functional_schema);
+    Check(parsed.status());
+    auto* schema = std::get_if<FunctionSchema>(&*parsed);
+    if (schema == nullptr) {
+      Check(absl::InvalidArgumentError(
+          StrCat("def_functional(\"", functional_schema, "\"): expected a full schema")));
+    }
+    FunctionSchema functional = *schema;
+    functional.SetNamespaceIfNotSet(ns_);
+    const std::string name = functional.operator_name().str();
+    if (outputs.size() != functional.returns().size()) {
+      Check(absl::InvalidArgumentError(StrCat("[", name, "] def_functional: ", outputs.size(),
+                                              " output specs for ", functional.returns().size(),
+                                              " returns")));
+    }
+    try {
+      for (const OutputSpec& spec : outputs) spec.Validate(functional, name);
+    } catch (const Error& e) {
+      Check(absl::InvalidArgumentError(e.message()));
+    }
+    def(functional_schema, {}, file, line);
+    const OperatorName functional_name = functional.operator_name();
+    link_out_variant(functional_name.str(), out_op, std::move(out_arguments), file, line);
+    Keep(Dispatcher::Get().RegisterKernel(
+        functional_name, DispatchKey::kMeta,
+        KernelFunction::FromBoxedFunctor(
+            [functional, outputs = std::move(outputs)](const OperatorHandle&, Stack* stack) {
+              const size_t n = functional.arguments().size();
+              Stack args(std::make_move_iterator(stack->end() - static_cast<ptrdiff_t>(n)),
+                         std::make_move_iterator(stack->end()));
+              stack->resize(stack->size() - n);
+              for (size_t k = 0; k < outputs.size(); ++k) {
+                stack->emplace_back(outputs[k].Compute(functional, args, k));
+              }
+            }),
+        where));
+  });
+}
+
 namespace detail {
 
 LibraryInit::LibraryInit(Library::Kind kind, void (*init)(Library&), const char* ns,

@@ -116,6 +116,75 @@ TEST_CASE("explicit vLLM-style links resolve too", "[out]") {
   CHECK(y.at({1}) == Approx(1.0 / (1 + std::exp(-1.0))));
 }
 
+TEST_CASE("def_functional: functional forms of vLLM out ops from declarative shapes", "[out]") {
+  Library lib(Library::FRAGMENT, "res_decl", std::nullopt, "d.cc", 1);
+  lib.def("silu_and_mul_out(Tensor! out, Tensor input) -> ()");
+  lib.impl("silu_and_mul_out", DispatchKey::kCPU, [](Tensor& out, const Tensor& input) {
+    const int64_t d = input.size(-1) / 2;
+    for (int64_t i = 0; i < d; ++i) out.set({i}, input.at({i}) * input.at({i + d}));
+  });
+  lib.def("quant_out(Tensor! q, Tensor! scale, Tensor input) -> ()");
+  lib.impl("quant_out", DispatchKey::kCPU, [](Tensor& q, Tensor& scale, const Tensor& input) {
+    for (int64_t r = 0; r < input.size(0); ++r) {
+      scale.set({r, 0}, 0.5);
+      for (int64_t c = 0; c < input.size(1); ++c) q.set({r, c}, input.at({r, c}) * 2);
+    }
+  });
+  lib.def("fill_out(Tensor! out, int rows, int[] cols, float value) -> ()");
+  lib.impl("fill_out", DispatchKey::kCPU,
+           [](Tensor& out, int64_t, const std::vector<int64_t>&, double value) {
+             for (int64_t i = 0; i < out.numel(); ++i)
+               out.data_ptr<float>()[i] = static_cast<float>(value);
+           });
+
+  // Three lines each: no Meta function written by hand.
+  lib.def_functional("silu_and_mul(Tensor input) -> Tensor", "silu_and_mul_out", {"out"},
+                     {opreg::OutputSpec::Like("input").LastDimDividedBy(2)});
+  lib.def_functional("quant(Tensor input) -> (Tensor, Tensor)", "quant_out", {"q", "scale"},
+                     {opreg::OutputSpec::Like("input").WithDType(DType::kInt8),
+                      opreg::OutputSpec::PerRow("input")});
+  lib.def_functional("fill(int rows, int[] cols, float value) -> Tensor", "fill_out", {"out"},
+                     {opreg::OutputSpec::FromInts({"rows", "cols"}, DType::kFloat32)});
+
+  auto& d = Dispatcher::Get();
+  Tensor y =
+      d.FindOpOrThrow("res_decl::silu_and_mul").typed<Tensor(const Tensor&)>().call(Arange(4));
+  REQUIRE(y.sizes() == opreg::IntArrayRef{2});
+  CHECK(y.at({1}) == 3.0);  // 1 * 3
+  Stack q = d.FindOpOrThrow("res_decl::quant")
+                .CallBoxed({IValue(opreg::full({2, 3}, 2.0, DType::kFloat32))});
+  REQUIRE(q.size() == 2);
+  CHECK(q[0].toTensor().dtype() == DType::kInt8);
+  CHECK(q[0].toTensor().sizes() == opreg::IntArrayRef{2, 3});
+  CHECK(q[0].toTensor().at({1, 2}) == 4.0);
+  CHECK(q[1].toTensor().sizes() == opreg::IntArrayRef{2, 1});
+  CHECK(q[1].toTensor().dtype() == DType::kFloat32);
+  Stack f = d.FindOpOrThrow("res_decl::fill")
+                .CallBoxed({IValue(2), IValue(std::vector<int64_t>{3, 4}), IValue(1.5)});
+  CHECK(f[0].toTensor().sizes() == opreg::IntArrayRef{2, 3, 4});
+  CHECK(f[0].toTensor().at({1, 2, 3}) == 1.5);
+
+  // Sizes the spec cannot produce name the op, the output and the argument.
+  CHECK_THROWS_WITH(
+      d.FindOpOrThrow("res_decl::silu_and_mul").CallBoxed({IValue(Arange(3))}),
+      "[res_decl::silu_and_mul] output #0: the last dimension of argument 'input' (3) must be "
+      "divisible by 2");
+  // Bad specs are refused when the op is defined, and define nothing.
+  lib.def("g_out(Tensor! out, Tensor x, int n) -> ()");
+  CHECK_THROWS_WITH(lib.def_functional("g(Tensor x, int n) -> Tensor", "g_out", {"out"},
+                                       {opreg::OutputSpec::Like("y")}),
+                    Catch::StartsWith("[res_decl::g] output spec: no argument 'y'"));
+  CHECK_THROWS_WITH(
+      lib.def_functional("g(Tensor x, int n) -> Tensor", "g_out", {"out"},
+                         {opreg::OutputSpec::Like("n")}),
+      Catch::StartsWith("[res_decl::g] output spec: argument 'n' gives a shape, so it must be a "
+                        "Tensor; it is int"));
+  CHECK_THROWS_WITH(
+      lib.def_functional("g(Tensor x, int n) -> Tensor", "g_out", {"out"}, {}),
+      Catch::StartsWith("[res_decl::g] def_functional: 0 output specs for 1 returns"));
+  CHECK_FALSE(d.FindOp("res_decl::g").has_value());
+}
+
 TEST_CASE("an out kernel that returns another tensor is an error naming the output", "[out]") {
   Library lib(Library::FRAGMENT, "res_bad", std::nullopt, "b.cc", 1);
   lib.def("f(Tensor x) -> Tensor");
@@ -139,9 +208,9 @@ TEST_CASE("errors of the out kernel speak of the functional call", "[out]") {
   lib.def("g_out(Tensor! result, Tensor input, Tensor weight) -> ()");
   lib.impl("g_out", DispatchKey::kCPU, [](const OperatorHandle& op, Stack* s) {
     const Tensor& weight = (*s)[2].toTensor();
-    OPREG_CHECK_TYPE(weight.dtype() == DType::kFloat32,
-                     opreg::ArgErrorMessage(op.operator_name().str(), "weight", 2, "dtype f32",
-                                            "another"));
+    OPREG_CHECK_TYPE(
+        weight.dtype() == DType::kFloat32,
+        opreg::ArgErrorMessage(op.operator_name().str(), "weight", 2, "dtype f32", "another"));
     OPREG_CHECK_TYPE((*s)[0].toTensor().dim() == 2,
                      opreg::ArgErrorMessage(op.operator_name().str(), "result", 0, "2-d", "1-d"));
     s->clear();
@@ -149,9 +218,8 @@ TEST_CASE("errors of the out kernel speak of the functional call", "[out]") {
   lib.impl("g", DispatchKey::kMeta,
            [](const Tensor& input, const Tensor&) { return opreg::empty_like(input); });
   lib.link_out_variant("g", "g_out", {"result"});
-  auto op = Dispatcher::Get()
-                .FindOpOrThrow("res_msg::g")
-                .typed<Tensor(const Tensor&, const Tensor&)>();
+  auto op =
+      Dispatcher::Get().FindOpOrThrow("res_msg::g").typed<Tensor(const Tensor&, const Tensor&)>();
   CHECK_THROWS_WITH(op.call(Arange(3), opreg::zeros({3}, DType::kInt32)),
                     "[res_msg::g] argument 'weight' (#1): expected dtype f32, got another (in "
                     "res_msg::g_out, the out variant that computes res_msg::g)");

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "opreg/dispatch/dispatcher.h"
+#include "opreg/dispatch/output_spec.h"
 
 namespace opreg {
 
@@ -108,6 +109,16 @@ class Library {
     return SynthesizeFunctional(out_op, MakeKernel(std::forward<F>(meta_fn)),
                                 SourceLocation{file, line});
   }
+
+  // A functional form of out op `out_op` in three lines' worth: defines `functional_schema`,
+  // links it to `out_op` (whose written tensors `out_arguments` become its returns, in order),
+  // and registers a Meta kernel computing each return from `outputs` (one OutputSpec per
+  // return), so no Meta function is written by hand. Throws (or, in a static block, records)
+  // kValue when an output spec names a missing argument or one of the wrong type, or the
+  // count of specs differs from the returns.
+  Library& def_functional(std::string_view functional_schema, std::string_view out_op,
+                          std::vector<std::string> out_arguments, std::vector<OutputSpec> outputs,
+                          const char* file = __builtin_FILE(), int line = __builtin_LINE());
 
   Kind kind() const { return kind_; }
   const std::string& ns() const { return ns_; }
