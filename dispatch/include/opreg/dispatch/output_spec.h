@@ -1,8 +1,8 @@
 // OutputSpec: the shape and dtype of one output of a functional op, said declaratively, so that
-// linking an out op (vLLM's `silu_and_mul(Tensor! out, Tensor input)`) to a functional form
-// needs no hand-written Meta function:
+// linking an out op (vLLM-style `silu_and_mul_out(Tensor! out, Tensor input)`) to a functional
+// form needs no hand-written Meta function:
 //
-//   m.def_functional("silu_and_mul(Tensor input) -> Tensor", "silu_and_mul", {"out"},
+//   m.def_functional("silu_and_mul(Tensor input) -> Tensor", "silu_and_mul_out", {"out"},
 //                    {opreg::OutputSpec::Like("input").LastDimDividedBy(2)});
 //
 // The cases: like a tensor argument (optionally with the last dimension divided or multiplied,
