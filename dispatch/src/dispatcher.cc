@@ -426,7 +426,8 @@ bool Dispatcher::IsClassRegistered(const std::string& qualified_name) const {
 
 absl::StatusOr<RegistrationHandle> Dispatcher::LinkOutVariant(
     const OperatorName& functional, const OperatorName& out_op,
-    const std::vector<std::string>& out_arguments, SourceLocation where) {
+    const std::vector<std::string>& out_arguments, SourceLocation where,
+    bool meta_only_arguments) {
   std::lock_guard<std::mutex> lock(mu_);
   OperatorEntry* f = FindEntryLocked(functional);
   OperatorEntry* o = FindEntryLocked(out_op);
@@ -441,8 +442,9 @@ absl::StatusOr<RegistrationHandle> Dispatcher::LinkOutVariant(
         StrCat(functional.str(), " is already linked to the out variant ",
                f->out_variant_->link.out.str(), " (", Loc(f->out_variant_->where), ")"));
   }
-  absl::StatusOr<OutVariantLink> link = ValidateExplicitOutLink(
-      f->owned_definition_->schema, o->owned_definition_->schema, out_arguments);
+  absl::StatusOr<OutVariantLink> link =
+      ValidateExplicitOutLink(f->owned_definition_->schema, o->owned_definition_->schema,
+                              out_arguments, meta_only_arguments);
   if (!link.ok()) return link.status();
   if (f->out_variant_) {  // an automatic link gives way to the explicit one
     if (OperatorEntry* old = FindEntryLocked(f->out_variant_->link.out))

@@ -320,7 +320,8 @@ Library& Library::def_functional(std::string_view functional_schema, std::string
     }
     def(functional_schema, {}, file, line);
     const OperatorName functional_name = functional.operator_name();
-    link_out_variant(functional_name.str(), out_op, std::move(out_arguments), file, line);
+    Keep(Dispatcher::Get().LinkOutVariant(functional_name, QualifiedName(out_op), out_arguments,
+                                          where, /*meta_only_arguments=*/true));
     Keep(Dispatcher::Get().RegisterKernel(
         functional_name, DispatchKey::kMeta,
         KernelFunction::FromBoxedFunctor(

@@ -49,7 +49,9 @@ std::string AsFunctionalError(const std::string& message, const OutVariantLink& 
       replace_all(output, StrCat("output #", k - outs.begin()));
     } else {
       const auto before = std::count_if(outs.begin(), outs.end(), [j](size_t i) { return i < j; });
-      replace_all(given, StrCat("argument '", args[j].name(), "' (#", j - before, ")"));
+      const size_t position = j - static_cast<size_t>(before);  // among the out op's inputs
+      const size_t index = link.input_sources.empty() ? position : link.input_sources[position];
+      replace_all(given, StrCat("argument '", args[j].name(), "' (#", index, ")"));
     }
   }
   replace_all(StrCat("[", link.out.str(), "]"), StrCat("[", link.functional.str(), "]"));
@@ -70,9 +72,12 @@ Stack BuildOutVariantStack(const OutVariantLink& link, const FunctionSchema& out
     if (next_out < link.out_argument_indices.size() && link.out_argument_indices[next_out] == j) {
       stack.emplace_back(outs[next_out++]);
     } else {
-      OPREG_CHECK(next_arg < functional_arguments.size(), "[", link.out.str(),
+      const size_t source =
+          link.input_sources.empty() ? next_arg : link.input_sources.at(next_arg);
+      ++next_arg;
+      OPREG_CHECK(source < functional_arguments.size(), "[", link.out.str(),
                   "] out variant expects more arguments than ", link.functional.str(), " has");
-      stack.push_back(std::move(functional_arguments[next_arg++]));
+      stack.push_back(std::move(functional_arguments[source]));
     }
   }
   return stack;

@@ -33,6 +33,11 @@ OutputSpec& OutputSpec::LastDimTimes(int64_t m) {
   return *this;
 }
 
+OutputSpec& OutputSpec::LastDimFrom(std::string arg) {
+  last_from_ = std::move(arg);
+  return *this;
+}
+
 OutputSpec& OutputSpec::WithDType(DType dtype) {
   dtype_ = dtype;
   return *this;
@@ -40,6 +45,15 @@ OutputSpec& OutputSpec::WithDType(DType dtype) {
 
 void OutputSpec::Validate(const FunctionSchema& schema, std::string_view op) const {
   OPREG_CHECK_VALUE(!args_.empty(), "[", op, "] output spec names no argument");
+  if (last_from_) {
+    const std::optional<size_t> i = schema.ArgumentIndex(*last_from_);
+    OPREG_CHECK_VALUE(i.has_value(), "[", op, "] output spec: no argument '", *last_from_, "'");
+    const TypeKind k = schema.arguments()[*i].type()->kind();
+    OPREG_CHECK_VALUE(k == TypeKind::kInt || k == TypeKind::kSymInt, "[", op,
+                      "] output spec: argument '", *last_from_,
+                      "' gives the last dimension, so it must be int; it is ",
+                      schema.arguments()[*i].type()->str());
+  }
   for (const std::string& name : args_) {
     const std::optional<size_t> i = schema.ArgumentIndex(name);
     OPREG_CHECK_VALUE(i.has_value(), "[", op, "] output spec: no argument '", name, "'");
@@ -101,6 +115,13 @@ Tensor OutputSpec::Compute(const FunctionSchema& schema, const Stack& args, size
                       ": the last dimension of argument '", args_[0], "' (", sizes.back(),
                       ") must be divisible by ", divide_last_);
     sizes.back() = sizes.back() / divide_last_ * multiply_last_;
+  }
+  if (last_from_) {
+    OPREG_CHECK_VALUE(!sizes.empty(), "[", op, "] output #", output,
+                      ": a 0-d output has no last dimension to set");
+    sizes.back() = arg(*last_from_).toInt();
+    OPREG_CHECK_VALUE(sizes.back() >= 0, "[", op, "] output #", output, ": argument '", *last_from_,
+                      "' is negative (", sizes.back(), ")");
   }
   return empty(sizes, dtype, Device::meta());
 }

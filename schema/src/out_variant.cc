@@ -255,7 +255,7 @@ absl::StatusOr<OutVariantLink> MatchOutVariant(const FunctionSchema& functional,
 
 absl::StatusOr<OutVariantLink> ValidateExplicitOutLink(
     const FunctionSchema& functional, const FunctionSchema& out_op,
-    const std::vector<std::string>& out_arg_names) {
+    const std::vector<std::string>& out_arg_names, bool meta_only_arguments) {
   if (absl::Status st = CheckFunctionalForOut(functional); !st.ok()) return st;
 
   std::vector<size_t> outs;
@@ -285,13 +285,34 @@ absl::StatusOr<OutVariantLink> ValidateExplicitOutLink(
   for (size_t i = 0; i < out_op.arguments().size(); ++i) {
     if (std::find(outs.begin(), outs.end(), i) == outs.end()) inputs.push_back(i);
   }
-  // The link passes the functional's arguments by position, so `*` placement does not matter.
-  if (absl::Status st = CompareInputs(functional, out_op, inputs, /*compare_kwarg_only=*/false);
-      !st.ok()) {
+  std::vector<size_t> sources;
+  if (meta_only_arguments) {
+    // By name: every input of the out op comes from the functional argument of its name.
+    for (size_t i : inputs) {
+      const Argument& a = out_op.arguments()[i];
+      const std::optional<size_t> j = functional.ArgumentIndex(a.name());
+      if (!j) {
+        return Invalid(StrCat(OpLabel(out_op), " argument ", ArgRef(a, i), " is not an argument of ",
+                              functional.operator_name().str(),
+                              " (its inputs are passed by name)"));
+      }
+      if (absl::Status st = CompareArgument(out_op, a, i, functional, functional.arguments()[*j],
+                                            /*compare_kwarg_only=*/false);
+          !st.ok()) {
+        return st;
+      }
+      sources.push_back(*j);
+    }
+  } else if (absl::Status st =
+                 CompareInputs(functional, out_op, inputs, /*compare_kwarg_only=*/false);
+             !st.ok()) {
+    // The link passes the functional's arguments by position, so `*` placement does not matter.
     return st;
   }
   if (absl::Status st = CheckOutReturns(out_op, outs); !st.ok()) return st;
-  return MakeLink(functional, out_op, std::move(outs), /*explicit_link=*/true);
+  OutVariantLink link = MakeLink(functional, out_op, std::move(outs), /*explicit_link=*/true);
+  link.input_sources = std::move(sources);
+  return link;
 }
 
 absl::StatusOr<FunctionSchema> SynthesizeFunctionalSchema(const FunctionSchema& out_schema) {

@@ -164,6 +164,36 @@ TEST_CASE("def_functional: functional forms of vLLM out ops from declarative sha
   CHECK(f[0].toTensor().sizes() == opreg::IntArrayRef{2, 3, 4});
   CHECK(f[0].toTensor().at({1, 2, 3}) == 1.5);
 
+  // A functional argument only the output shapes use: vLLM's topk_softmax reads k from its
+  // outputs, so its out op has no k.
+  lib.def("topk_out(Tensor! values, Tensor! indices, Tensor gating, bool renormalize) -> ()");
+  lib.impl("topk_out", DispatchKey::kCPU,
+           [](Tensor& values, Tensor& indices, const Tensor& gating, bool renormalize) {
+             const int64_t k = values.size(-1);
+             for (int64_t r = 0; r < gating.size(0); ++r) {
+               for (int64_t j = 0; j < k; ++j) {
+                 values.set({r, j}, gating.at({r, j}) * (renormalize ? 10 : 1));
+                 indices.set({r, j}, static_cast<double>(j));
+               }
+             }
+           });
+  lib.def_functional("topk(Tensor gating, int k, bool renormalize) -> (Tensor, Tensor)", "topk_out",
+                     {"values", "indices"},
+                     {opreg::OutputSpec::Like("gating").LastDimFrom("k"),
+                      opreg::OutputSpec::Like("gating").LastDimFrom("k").WithDType(DType::kInt32)});
+  Stack t =
+      d.FindOpOrThrow("res_decl::topk")
+          .CallBoxed({IValue(opreg::full({3, 5}, 0.5, DType::kFloat32)), IValue(2), IValue(true)});
+  CHECK(t[0].toTensor().sizes() == opreg::IntArrayRef{3, 2});
+  CHECK(t[0].toTensor().at({2, 1}) == 5.0);
+  CHECK(t[1].toTensor().dtype() == DType::kInt32);
+  CHECK(t[1].toTensor().at({2, 1}) == 1.0);
+  // An out-op input the functional lacks is refused, naming it.
+  lib.def("h_out(Tensor! out, Tensor x, int n) -> ()");
+  CHECK_THROWS_WITH(
+      lib.def_functional("h(Tensor x) -> Tensor", "h_out", {"out"}, {opreg::OutputSpec::Like("x")}),
+      Catch::Contains("argument 'n' (#2) is not an argument of res_decl::h"));
+
   // Sizes the spec cannot produce name the op, the output and the argument.
   CHECK_THROWS_WITH(
       d.FindOpOrThrow("res_decl::silu_and_mul").CallBoxed({IValue(Arange(3))}),

@@ -204,10 +204,13 @@ class Dispatcher {
   absl::StatusOr<RegistrationHandle> RegisterClass(const std::string& qualified_name,
                                                    SourceLocation where);
   // Links a functional op to an out op whose out arguments are named explicitly (vLLM style).
+  // `meta_only_arguments`: the out op's inputs are matched by name and the functional may have
+  // more (see ValidateExplicitOutLink).
   absl::StatusOr<RegistrationHandle> LinkOutVariant(const OperatorName& functional,
                                                     const OperatorName& out_op,
                                                     const std::vector<std::string>& out_arguments,
-                                                    SourceLocation where);
+                                                    SourceLocation where,
+                                                    bool meta_only_arguments = false);
   // Symmetric-memory arguments of a defined op (validated by ValidateSymmMemArgs); warnings
   // are logged. Registering again replaces the previous set with a warning.
   absl::StatusOr<RegistrationHandle> RegisterSymmMemArgs(const OperatorName& op,

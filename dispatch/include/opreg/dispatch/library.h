@@ -115,7 +115,10 @@ class Library {
   // and registers a Meta kernel computing each return from `outputs` (one OutputSpec per
   // return), so no Meta function is written by hand. Throws (or, in a static block, records)
   // kValue when an output spec names a missing argument or one of the wrong type, or the
-  // count of specs differs from the returns.
+  // count of specs differs from the returns. The out op's inputs are matched to the
+  // functional's arguments by name, so the functional may take arguments only its outputs'
+  // shapes use (the `topk` of `topk_softmax(Tensor gating_output, int topk, ...)`, whose out
+  // op reads k from its outputs).
   Library& def_functional(std::string_view functional_schema, std::string_view out_op,
                           std::vector<std::string> out_arguments, std::vector<OutputSpec> outputs,
                           const char* file = __builtin_FILE(), int line = __builtin_LINE());

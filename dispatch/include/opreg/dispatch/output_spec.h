@@ -5,10 +5,11 @@
 //   m.def_functional("silu_and_mul(Tensor input) -> Tensor", "silu_and_mul_out", {"out"},
 //                    {opreg::OutputSpec::Like("input").LastDimDividedBy(2)});
 //
-// The cases: like a tensor argument (optionally with the last dimension divided or multiplied,
-// or another dtype); sizes from int / int[] arguments; one value per row of a tensor argument
-// (its sizes with the last one 1). Arguments are named as in the functional op's schema and
-// checked when the op is defined (Library::def_functional). Values: copyable, no shared state.
+// The cases: like a tensor argument (optionally with the last dimension divided, multiplied or
+// taken from an int argument, or another dtype); sizes from int / int[] arguments; one value per
+// row of a tensor argument (its sizes with the last one 1). Arguments are named as in the
+// functional op's schema and checked when the op is defined (Library::def_functional). Values:
+// copyable, no shared state.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,8 @@ class OutputSpec {
   // The last dimension divided by `d` (it must divide evenly at call time) or multiplied by `m`.
   OutputSpec& LastDimDividedBy(int64_t d);
   OutputSpec& LastDimTimes(int64_t m);
+  // The last dimension set to int argument `arg` (a top-k's k).
+  OutputSpec& LastDimFrom(std::string arg);
   // Another dtype than the source argument's.
   OutputSpec& WithDType(DType dtype);
 
@@ -55,6 +58,7 @@ class OutputSpec {
   std::optional<DType> dtype_;
   int64_t divide_last_ = 1;
   int64_t multiply_last_ = 1;
+  std::optional<std::string> last_from_;
 };
 
 }  // namespace opreg

@@ -32,6 +32,10 @@ struct OutVariantLink {
   // Indices in the out schema's arguments, bound to the functional's returns in order.
   std::vector<size_t> out_argument_indices;
   std::vector<std::string> out_argument_names;
+  // For each non-out argument of the out op, in order, the index of the functional argument
+  // passed to it. Empty: by position (the functional's arguments are exactly the out op's
+  // inputs). Set when the functional has arguments only its meta function uses.
+  std::vector<size_t> input_sources;
   bool explicit_link = false;  // true when made by ValidateExplicitOutLink
 };
 
@@ -84,9 +88,13 @@ absl::StatusOr<OutVariantLink> MatchOutVariant(const FunctionSchema& functional,
 //     default (keyword-only-ness is not compared: the link calls by position), none written.
 //  5. `out_op` returns `()` or its outs in the order named.
 // The result has explicit_link = true.
+// With `meta_only_arguments`, rule 4 matches by name instead: each other argument of `out_op`
+// must be a functional argument of the same name, type and default, in any position; the
+// functional's remaining arguments are only for its meta function (the `k` of a top-k whose
+// out op reads k from its output's shape), and the link records input_sources.
 absl::StatusOr<OutVariantLink> ValidateExplicitOutLink(
     const FunctionSchema& functional, const FunctionSchema& out_op,
-    const std::vector<std::string>& out_arg_names);
+    const std::vector<std::string>& out_arg_names, bool meta_only_arguments = false);
 
 // The functional op implied by an out variant: from
 //   ns::f.out(args..., *, Tensor(a!) o1, Tensor(b!) o2) -> (...)
