@@ -2,6 +2,9 @@
 // composite kernels, fallbacks, overrides, out-variant links and symmetric-memory arguments.
 #include <catch2/catch.hpp>
 
+#include <optional>
+#include <tuple>
+
 #include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/library.h"
 
@@ -99,6 +102,12 @@ TEST_CASE("boxed checks: tuple arity and elements, undefined tensors, no argumen
   CHECK_THROWS_WITH(op.CallBoxed({IValue(Tensor())}),
                     "[dtest::t] argument 'x' (#0): expected Tensor, got an undefined Tensor "
                     "(default-constructed)");
+  // Typed calls too.
+  CHECK_THROWS_WITH(
+      op.typed<int64_t(const Tensor&, const std::optional<std::tuple<int64_t, int64_t>>&)>().call(
+          Tensor(), std::nullopt),
+      "[dtest::t] argument 'x' (#0): expected Tensor, got an undefined Tensor "
+      "(default-constructed)");
 
   // `Tensor?` takes an undefined tensor as None, as libtorch does.
   f.lib.def("o(Tensor? x) -> bool").impl("o", DispatchKey::kCPU, [](const OperatorHandle&,

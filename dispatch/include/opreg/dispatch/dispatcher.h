@@ -133,6 +133,11 @@ class TypedOperatorHandle<R(Args...)> : public OperatorHandle {
     }
     detail::DeviceMask mask;
     (ArgTraits<std::decay_t<Args>>::AddDevices(args, mask), ...);
+    if (__builtin_expect(mask.undefined_tensor, 0)) {
+      // The boxed path's argument check names the op and argument (it throws).
+      return detail::RedirectToCallBoxed().template Call<R, Args...>(*this,
+                                                                     std::forward<Args>(args)...);
+    }
     const DispatchKey key = KeyFromMask(mask, args...);
     return entry_->KernelOrThrow(key).template Call<R, Args...>(*this, std::forward<Args>(args)...);
   }

@@ -63,6 +63,7 @@ struct ArgSite {
 struct DeviceMask {
   uint8_t tensors = 0;
   uint8_t device_args = 0;
+  bool undefined_tensor = false;  // a `Tensor` parameter got an undefined tensor
   void AddTensor(const Tensor& t) {
     if (t.defined()) tensors |= static_cast<uint8_t>(1u << static_cast<int>(t.device().type));
   }
@@ -95,7 +96,10 @@ struct ArgTraits<Tensor> {
   }
   static IValue ToIValue(const Tensor& t) { return IValue(t); }
   static TypePtr SchemaType() { return Type::Get(TypeKind::kTensor); }
-  static void AddDevices(const Tensor& t, detail::DeviceMask& m) { m.AddTensor(t); }
+  static void AddDevices(const Tensor& t, detail::DeviceMask& m) {
+    m.AddTensor(t);
+    if (!t.defined()) m.undefined_tensor = true;
+  }
 };
 
 template <>
@@ -376,7 +380,11 @@ struct ArgTraits<std::optional<T>> {
   static IValue ToIValue(const std::optional<T>& x) { return x ? Inner::ToIValue(*x) : IValue(); }
   static TypePtr SchemaType() { return Type::Optional(Inner::SchemaType()); }
   static void AddDevices(const std::optional<T>& x, detail::DeviceMask& m) {
-    if (x) Inner::AddDevices(*x, m);
+    if constexpr (std::is_same_v<std::decay_t<T>, Tensor>) {
+      if (x) m.AddTensor(*x);  // an undefined tensor in `Tensor?` is None, as in libtorch
+    } else {
+      if (x) Inner::AddDevices(*x, m);
+    }
   }
 };
 
