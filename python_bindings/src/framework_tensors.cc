@@ -278,14 +278,12 @@ bool TryImportThroughExchangeApi(py::handle obj, Tensor* out) {
 }
 
 Tensor ImportForeignTensor(py::handle obj) {
+  Tensor t;
+  if (TryImportThroughExchangeApi(obj, &t)) return t;
   PyTypeObject* type = Py_TYPE(obj.ptr());
-  if (const DLPackExchangeAPI* api = ExchangeApiOf(type)) return ImportThroughApi(obj, api);
   const bool ndarray = type == NdarrayType();
-  if (ndarray) {
-    Tensor t;
-    if (ImportBuffer(obj, &t)) return t;
-  }
-  Tensor t = ImportThroughDLPack(obj);
+  if (ndarray && ImportBuffer(obj, &t)) return t;
+  t = ImportThroughDLPack(obj);
   if (ndarray) {
     t_origin.numpy = true;
   } else if (t_origin.dlpack_type == nullptr && !PyCapsule_CheckExact(obj.ptr())) {

@@ -19,6 +19,8 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -62,15 +64,6 @@ struct TorchShim {
   int32_t layout_strided = 0;
   int32_t device_cpu = 0;
   int32_t device_cuda = 1;
-  std::array<int32_t, kNumDTypes> torch_dtype{};  // by opreg DType
-  // opreg DType by torch ScalarType code (codes are small: c10's enum), -1 for none.
-  std::array<int8_t, 64> opreg_dtype;
-  bool OpregDType(int32_t code, DType* out) const {
-    if (code < 0 || code >= static_cast<int32_t>(opreg_dtype.size())) return false;
-    const int8_t i = opreg_dtype[static_cast<size_t>(code)];
-    *out = static_cast<DType>(i);
-    return i >= 0;
-  }
   const DLPackExchangeAPI* exchange = nullptr;  // torch.Tensor's: the current CUDA stream
 };
 
@@ -82,13 +75,13 @@ bool Resolve(void* lib, const char* name, Fn* out) {
   return *out != nullptr;
 }
 
-int32_t DTypeCode(void* lib, const char* name, bool* ok) {
+// The value of one of the shim's code functions (`aoti_torch_dtype_float32()`, ...); false
+// when torch lacks it.
+bool ReadCode(void* lib, const std::string& name, int32_t* out) {
   int32_t (*fn)() = nullptr;
-  if (!Resolve(lib, name, &fn)) {
-    *ok = false;
-    return -1;
-  }
-  return fn();
+  if (!Resolve(lib, name.c_str(), &fn)) return false;
+  *out = fn();
+  return true;
 }
 
 // Fills a shim from the loaded libtorch_cpu at `path`; nullptr (with `why`) when torch lacks a
@@ -101,61 +94,43 @@ std::unique_ptr<TorchShim> LoadShim(const std::string& path, std::string* why) {
     return nullptr;
   }
   auto s = std::make_unique<TorchShim>();
-  s->opreg_dtype.fill(-1);
-  const std::pair<const char*, bool> needed[] = {
-      {"aoti_torch_library_init_impl",
-       Resolve(lib, "aoti_torch_library_init_impl", &s->library_init_impl)},
-      {"aoti_torch_library_impl", Resolve(lib, "aoti_torch_library_impl", &s->library_impl)},
-      {"aoti_torch_get_data_ptr", Resolve(lib, "aoti_torch_get_data_ptr", &s->get_data_ptr)},
-      {"aoti_torch_get_dim", Resolve(lib, "aoti_torch_get_dim", &s->get_dim)},
-      {"aoti_torch_get_sizes", Resolve(lib, "aoti_torch_get_sizes", &s->get_sizes)},
-      {"aoti_torch_get_strides", Resolve(lib, "aoti_torch_get_strides", &s->get_strides)},
-      {"aoti_torch_get_dtype", Resolve(lib, "aoti_torch_get_dtype", &s->get_dtype)},
-      {"aoti_torch_get_device_type",
-       Resolve(lib, "aoti_torch_get_device_type", &s->get_device_type)},
-      {"aoti_torch_get_device_index",
-       Resolve(lib, "aoti_torch_get_device_index", &s->get_device_index)},
-      {"aoti_torch_delete_tensor_object",
-       Resolve(lib, "aoti_torch_delete_tensor_object", &s->delete_tensor)},
-      {"torch_from_blob", Resolve(lib, "torch_from_blob", &s->from_blob)},
+  const char* missing = nullptr;
+  auto need = [&](const char* name, auto* field) {
+    if (!Resolve(lib, name, field) && missing == nullptr) missing = name;
   };
-  for (const auto& [name, found] : needed) {
-    if (!found) {
-      *why = StrCat("this torch has no ", name, " in its stable C ABI (torch 2.11 or later has)");
-      return nullptr;
-    }
+  need("aoti_torch_library_init_impl", &s->library_init_impl);
+  need("aoti_torch_library_impl", &s->library_impl);
+  need("aoti_torch_get_data_ptr", &s->get_data_ptr);
+  need("aoti_torch_get_dim", &s->get_dim);
+  need("aoti_torch_get_sizes", &s->get_sizes);
+  need("aoti_torch_get_strides", &s->get_strides);
+  need("aoti_torch_get_dtype", &s->get_dtype);
+  need("aoti_torch_get_device_type", &s->get_device_type);
+  need("aoti_torch_get_device_index", &s->get_device_index);
+  need("aoti_torch_delete_tensor_object", &s->delete_tensor);
+  need("torch_from_blob", &s->from_blob);
+  if (missing != nullptr) {
+    *why = StrCat("this torch has no ", missing, " in its stable C ABI (torch 2.11 or later has)");
+    return nullptr;
   }
   Resolve(lib, "torch_delete_stable_ivalue", &s->delete_stable_ivalue);  // optional
-  bool ok = true;
-  s->layout_strided = DTypeCode(lib, "aoti_torch_layout_strided", &ok);
-  s->device_cpu = DTypeCode(lib, "aoti_torch_device_type_cpu", &ok);
-  s->device_cuda = DTypeCode(lib, "aoti_torch_device_type_cuda", &ok);
-  const std::pair<DType, const char*> dtypes[] = {
-      {DType::kFloat32, "aoti_torch_dtype_float32"},
-      {DType::kFloat64, "aoti_torch_dtype_float64"},
-      {DType::kFloat16, "aoti_torch_dtype_float16"},
-      {DType::kBFloat16, "aoti_torch_dtype_bfloat16"},
-      {DType::kInt8, "aoti_torch_dtype_int8"},
-      {DType::kUInt8, "aoti_torch_dtype_uint8"},
-      {DType::kInt16, "aoti_torch_dtype_int16"},
-      {DType::kInt32, "aoti_torch_dtype_int32"},
-      {DType::kInt64, "aoti_torch_dtype_int64"},
-      {DType::kBool, "aoti_torch_dtype_bool"},
-      {DType::kFloat8E4M3FN, "aoti_torch_dtype_float8_e4m3fn"},
-      {DType::kFloat8E5M2, "aoti_torch_dtype_float8_e5m2"},
-  };
-  for (const auto& [dtype, name] : dtypes) {
-    const int32_t code = DTypeCode(lib, name, &ok);
-    s->torch_dtype[static_cast<int>(dtype)] = code;
-    if (code >= 0 && code < static_cast<int32_t>(s->opreg_dtype.size())) {
-      s->opreg_dtype[static_cast<size_t>(code)] = static_cast<int8_t>(dtype);
-    } else {
-      ok = false;
-    }
-  }
-  if (!ok) {
-    *why = "this torch lacks a dtype, device or layout code function of the stable C ABI";
+  if (!ReadCode(lib, "aoti_torch_layout_strided", &s->layout_strided) ||
+      !ReadCode(lib, "aoti_torch_device_type_cpu", &s->device_cpu) ||
+      !ReadCode(lib, "aoti_torch_device_type_cuda", &s->device_cuda)) {
+    *why = "this torch lacks a device or layout code function of the stable C ABI";
     return nullptr;
+  }
+  // Dtypes travel as c10 ScalarType codes (TorchScalarTypeCode), as opreg's boxed ScalarType
+  // values do; the shim publishes the same codes, which is checked here once.
+  for (int i = 0; i < kNumDTypes; ++i) {
+    const auto dtype = static_cast<DType>(i);
+    int32_t code = -1;
+    if (!ReadCode(lib, StrCat("aoti_torch_dtype_", TorchDTypeName(dtype)), &code) ||
+        code != TorchScalarTypeCode(dtype)) {
+      *why = StrCat("this torch's stable C ABI has no code ", TorchScalarTypeCode(dtype),
+                    " for dtype ", TorchDTypeName(dtype));
+      return nullptr;
+    }
   }
   // `lib` stays open: torch never unloads libtorch_cpu, and the functions are used from now on.
   return s;
@@ -241,8 +216,8 @@ Tensor FromHandleOrThrow(AtenTensorHandle h, const BridgedOp& b, size_t index) {
   Check(s.get_strides(h, &strides), "aoti_torch_get_strides");
   Check(s.get_dtype(h, &dtype), "aoti_torch_get_dtype");
   Check(s.get_device_type(h, &device_type), "aoti_torch_get_device_type");
-  DType opreg_dtype;
-  if (!s.OpregDType(dtype, &opreg_dtype)) {
+  const std::optional<DType> opreg_dtype = DTypeFromTorchScalarTypeCode(dtype);
+  if (!opreg_dtype) {
     throw Error(
         ErrorKind::kType,
         ArgErrorMessage(b.op.operator_name().str(), ArgName(b, index), static_cast<int>(index),
@@ -260,7 +235,7 @@ Tensor FromHandleOrThrow(AtenTensorHandle h, const BridgedOp& b, size_t index) {
                                                    StrCat("torch device type ", device_type)));
   }
   return from_blob(data, IntArrayRef(sizes, static_cast<size_t>(ndim)),
-                   IntArrayRef(strides, static_cast<size_t>(ndim)), opreg_dtype, device, h,
+                   IntArrayRef(strides, static_cast<size_t>(ndim)), *opreg_dtype, device, h,
                    &ReleaseHandle);
 }
 
@@ -328,9 +303,9 @@ StableIValue ToStable(IValue v, Kind kind, const BridgedOp& b, size_t index) {
       AtenTensorHandle out = nullptr;
       TensorImpl* impl = t.unsafe_get_impl();
       Check(s.from_blob(t.data_ptr(), t.dim(), t.sizes().data(), t.strides().data(), 0,
-                        s.torch_dtype[static_cast<int>(t.dtype())],
-                        d.is_cuda() ? s.device_cuda : s.device_cpu, d.is_cuda() ? d.index : -1,
-                        &out, s.layout_strided, nullptr, 0, &ReleaseResult, impl),
+                        TorchScalarTypeCode(t.dtype()), d.is_cuda() ? s.device_cuda : s.device_cpu,
+                        d.is_cuda() ? d.index : -1, &out, s.layout_strided, nullptr, 0,
+                        &ReleaseResult, impl),
             "torch_from_blob");
       IntrusiveIncRef(impl);  // the torch tensor's reference, dropped by ReleaseResult
       g_live_results.fetch_add(1, std::memory_order_relaxed);
@@ -461,8 +436,7 @@ TorchLibraryHandle ImplLibrary(const std::string& ns, const std::string& key) {
 
 void InitTorchBridge(py::module_& m) {
   m.def(
-      "_torch_bridge_live_results",
-      [] { return g_live_results.load(std::memory_order_relaxed); },
+      "_torch_bridge_live_results", [] { return g_live_results.load(std::memory_order_relaxed); },
       "How many torch tensors made from opreg results torch has not freed yet.");
   m.def(
       "_torch_bridge_init",

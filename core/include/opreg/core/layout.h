@@ -9,7 +9,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <string_view>
 
 namespace opreg {
 
