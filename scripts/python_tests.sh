@@ -38,6 +38,13 @@ start=$SECONDS
 wheel=$(ls "$work"/dist/opreg-*.whl)
 echo "wheel: $(basename "$wheel") built in $((SECONDS - start)) s"
 
+# The C++ SDK of the same build tree (headers, CMake package, opreg::torch_compat): what the
+# tests build kernel libraries against before opreg.load_library loads them into the wheel's
+# process (tests/python/test_torch_compat_example.py).
+rm -rf "$work/sdk"
+cmake --install "$work/tree" --prefix "$work/sdk" > /dev/null
+export OPREG_SDK_PREFIX=$work/sdk
+
 echo "== auditwheel show (as built)"
 "$tools/bin/auditwheel" show "$wheel"
 echo "== auditwheel repair"

@@ -139,11 +139,11 @@ std::string InferredSignature::str() const {
   }
   out += ") -> ";
   if (returns.size() == 1) {
-    StrAppend(&out, returns[0]->str());
+    StrAppend(&out, returns[0]->str(), " _0");
   } else {
     out += "(";
     for (size_t i = 0; i < returns.size(); ++i) {
-      StrAppend(&out, i > 0 ? ", " : "", returns[i]->str());
+      StrAppend(&out, i > 0 ? ", " : "", returns[i]->str(), " _", i);
     }
     out += ")";
   }

@@ -61,9 +61,11 @@ FunctionSchema SchemaFromSignature(OperatorName name, const InferredSignature& s
     args.emplace_back(StrCat("_", i), sig.arguments[i], std::nullopt, std::nullopt, false,
                       std::nullopt);
   }
+  // Returns are named too (`-> int _0`), as torch's make_function_schema names them.
   std::vector<Argument> returns;
-  for (const TypePtr& t : sig.returns) {
-    returns.emplace_back("", t, std::nullopt, std::nullopt, false, std::nullopt);
+  for (size_t i = 0; i < sig.returns.size(); ++i) {
+    returns.emplace_back(StrCat("_", i), sig.returns[i], std::nullopt, std::nullopt, false,
+                         std::nullopt);
   }
   return FunctionSchema(std::move(name), std::move(args), std::move(returns));
 }
@@ -236,6 +238,11 @@ Library& Library::Fallback(KernelFunction kernel, SourceLocation where) {
     }
     Keep(Dispatcher::Get().RegisterFallback(*key_, std::move(kernel), std::move(where)));
   });
+}
+
+Library& Library::fail(std::string_view message, const char* file, int line) {
+  return Registration(SourceLocation{file, line},
+                      [&] { Check(absl::InvalidArgumentError(ToAbsl(message))); });
 }
 
 Library& Library::register_class(std::string_view name, const char* file, int line) {

@@ -9,7 +9,8 @@ tensors out (torch's C DLPack exchange API, no Python-level call per tensor); Nu
 NumPy arrays out (dtypes NumPy has; others stay opreg.Tensor); opreg.Tensor otherwise. Inside
 `with opreg.returning_opreg_tensors():` every result is an opreg.Tensor.
 
-See `opreg.Library`, `opreg.custom_op`, `opreg.graph` and `opreg.symm_mem`.
+See `opreg.Library`, `opreg.custom_op`, `opreg.load_library` (C++ kernel libraries, unchanged
+TORCH_LIBRARY ones included), `opreg.graph` and `opreg.symm_mem`.
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from ._C import (
     static_registration_errors,
     zeros,
 )
+from ._loading import RegistrationError, load_library, loaded_libraries
 from ._ops import ops
 from ._schema_objects import FunctionSchema, Tag
 from .custom_op import CustomOpDef, custom_op, infer_schema
@@ -73,6 +75,7 @@ __all__ = [
     "Library",
     "OpOverload",
     "OpPacket",
+    "RegistrationError",
     "Tag",
     "Tensor",
     "arange",
@@ -86,6 +89,8 @@ __all__ = [
     "graph",
     "infer_schema",
     "list_ops",
+    "load_library",
+    "loaded_libraries",
     "ones",
     "opcheck",
     "ops",

@@ -7,8 +7,11 @@
 Importing this module registers every op opreg knows (built-in, loaded from a C++ library,
 defined from Python) with torch's dispatcher as `torch.ops.<ns>.<name>.<overload>`, with its
 schema (opreg prints schemas exactly as torch does), and keeps doing so for ops defined later
-through `opreg.Library` / `opreg.custom_op`; `sync()` picks up ops that C++ code registered
-since (a library loaded with ctypes, say). Each torch op gets:
+through `opreg.Library` / `opreg.custom_op` or loaded with `opreg.load_library` (a C++ kernel
+library, TORCH_LIBRARY sources built on opreg::torch_compat included); `sync()` picks up ops
+that C++ code registered otherwise (a library loaded with ctypes, say). An op without tensor
+arguments gets a CompositeExplicitAutograd kernel (torch has no backend to dispatch it on).
+Each torch op gets:
 
 - CPU and CUDA kernels that call the opreg op zero-copy, CUDA work on torch's current stream.
   With torch 2.11 or later the kernel is opreg's C++ entry point registered through torch's
@@ -200,16 +203,23 @@ _c_bridge_unavailable = _init_c_bridge()
 _python_kernels: Dict[str, str] = {}  # "ns::name.overload" -> why its kernel is Python
 
 
+def _has_tensor_arguments(schema: Any) -> bool:
+    return any("Tensor" in str(a.type) for a in schema.arguments)
+
+
 def _register_kernels(qualified: str, opreg_op: Any, schema: Any, lib: torch.library.Library,
                       target: str) -> None:
     # The C++ kernel (torch's dispatcher calls opreg directly) where the bridge carries the
     # op's argument types; a Python kernel otherwise.
+    # An op without tensor arguments gives torch no backend to dispatch on: its kernel is
+    # CompositeExplicitAutograd (what a libtorch `m.def("name", &fn)` amounts to).
+    keys = ["CPU", "CUDA"] if _has_tensor_arguments(schema) else ["CompositeExplicitAutograd"]
     why = _c_bridge_unavailable or _C._torch_bridge_impl(
-        opreg_op.name, qualified.split("::", 1)[0], target, ["CPU", "CUDA"])
+        opreg_op.name, qualified.split("::", 1)[0], target, keys)
     if why:
         _python_kernels[qualified] = why
         kernel = _make_kernel(opreg_op, schema)
-        for key in ("CPU", "CUDA"):
+        for key in keys:
             lib.impl(target, kernel, key)
     fake = _make_fake(opreg_op, schema, qualified)
     try:

@@ -94,6 +94,10 @@ ArgConv ArgConvFor(const Type& type) {
     case TypeKind::kDevice:
       c.conv = Conv::kDevice;
       break;
+    case TypeKind::kTuple:
+      c.conv = Conv::kTuple;
+      c.tuple = Type::Tuple(t->contained());  // shares the element types
+      break;
     case TypeKind::kList: {
       const Type& e = *t->element();
       switch (e.kind()) {
@@ -351,6 +355,19 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
       }
       break;
     case Conv::kScalar:
+    case Conv::kTuple:
+      // A Python tuple or list of the tuple's arity, each element converted for its own type
+      // (so `(1, 32)` for `(int, int)?` is a tuple, never an int[]).
+      if (IsSequence(obj) &&
+          static_cast<size_t>(PySequence_Fast_GET_SIZE(o)) == conv.tuple->contained().size()) {
+        std::vector<IValue> elements;
+        size_t i = 0;
+        ForEach(obj, [&](py::handle e) {
+          elements.push_back(ToIValue(e, ArgConvFor(*conv.tuple->contained()[i++]), op, index));
+        });
+        return IValue::Tuple(std::move(elements));
+      }
+      break;
     case Conv::kGeneric:
       return ToIValueGeneric(obj);
   }

@@ -145,11 +145,13 @@ enum class Conv : uint8_t {
   kStrList,
   kTensorList,
   kOptionalTensorList,
+  kTuple,
   kGeneric,
 };
 struct ArgConv {
   Conv conv = Conv::kGeneric;
   bool optional = false;
+  TypePtr tuple;  // kTuple: the schema's tuple type
 };
 ArgConv ArgConvFor(const Type& type);
 // Converts a Python value for an argument; `where` names it in errors ("[ns::op] argument 'x'

@@ -1,8 +1,12 @@
-# The downstream example (examples/downstream) built against an installed copy of this build.
-# Skipped under sanitizers: the example is built without them, and linking it to sanitized
-# libraries would need the sanitizer runtime preloaded.
+# The examples built against an installed copy of this build: examples/downstream
+# (OPREG_LIBRARY) and examples/torch_compat (unchanged TORCH_LIBRARY sources). Skipped under
+# sanitizers: the examples are built without them, and linking them to sanitized libraries
+# would need the sanitizer runtime preloaded.
 if(NOT OPREG_SANITIZE)
-  add_test(NAME downstream_example
-    COMMAND bash ${PROJECT_SOURCE_DIR}/tests/downstream/run.sh ${PROJECT_BINARY_DIR})
-  set_tests_properties(downstream_example PROPERTIES TIMEOUT 300 LABELS downstream)
+  foreach(example downstream torch_compat)
+    add_test(NAME ${example}_example
+      COMMAND bash ${PROJECT_SOURCE_DIR}/tests/downstream/run.sh ${PROJECT_BINARY_DIR} ${example})
+    set_tests_properties(${example}_example PROPERTIES TIMEOUT 300 LABELS downstream
+      RUN_SERIAL TRUE)
+  endforeach()
 endif()

@@ -213,7 +213,7 @@ TEST_CASE("a def from a bare name infers the schema from the kernel", "[library]
   Library lib(Library::FRAGMENT, "inferred", std::nullopt, "g.cc", 8);
   lib.def("twice", &Twice);
   auto op = Dispatcher::Get().FindOpOrThrow("inferred::twice");
-  CHECK(op.schema().str() == "inferred::twice(Tensor _0, int _1) -> Tensor");
+  CHECK(op.schema().str() == "inferred::twice(Tensor _0, int _1) -> Tensor _0");
   CHECK(op.definition().alias_analysis == opreg::AliasAnalysisKind::kConservative);
 }
 
@@ -233,7 +233,7 @@ TEST_CASE("kernels whose C++ signature does not fit the schema are refused", "[l
       lib.impl("f", DispatchKey::kCPU, &Twice, "i.cc", 12),
       "Inferred operator schema for a C++ kernel function doesn't match the expected function "
       "schema.\n  operator: sig::f\n  expected schema: sig::f(Tensor x, float k) -> Tensor\n    "
-      "registered at i.cc:11\n  inferred schema: (Tensor _0, int _1) -> Tensor\n    registered "
+      "registered at i.cc:11\n  inferred schema: (Tensor _0, int _1) -> Tensor _0\n    registered "
       "at i.cc:12\n  reason: Type mismatch in argument 2: int vs. float (Error occurred while "
       "processing OPREG_LIBRARY_FRAGMENT block at i.cc:10)");
   lib.def("g(Tensor x) -> (Tensor, Tensor)", {}, "i.cc", 13);

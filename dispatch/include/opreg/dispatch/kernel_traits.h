@@ -460,7 +460,7 @@ struct ReturnTraits<std::tuple<Ts...>> {
 struct InferredSignature {
   std::vector<TypePtr> arguments;
   std::vector<TypePtr> returns;
-  // PyTorch's form: "(Tensor _0, int _1) -> Tensor".
+  // PyTorch's form: "(Tensor _0, int _1) -> Tensor _0".
   std::string str() const;
 };
 

@@ -123,6 +123,12 @@ class Library {
                           std::vector<std::string> out_arguments, std::vector<OutputSpec> outputs,
                           const char* file = __builtin_FILE(), int line = __builtin_LINE());
 
+  // A registration error found by code layered on Library (a compatibility surface that
+  // cannot map a request): thrown like any other (kValue, with this block's context), or in a
+  // static block recorded with file:line while the block goes on.
+  Library& fail(std::string_view message, const char* file = __builtin_FILE(),
+                int line = __builtin_LINE());
+
   Kind kind() const { return kind_; }
   const std::string& ns() const { return ns_; }
   std::optional<DispatchKey> key() const { return key_; }

@@ -1,0 +1,4 @@
+// opreg::torch_compat: libtorch's <c10/cuda/CUDAStream.h>, mapped onto opreg (docs/torch_compat.md).
+#pragma once
+
+#include "opreg/torch_compat/cuda.h"

@@ -1,0 +1,143 @@
+// libtorch's error and portability macros for kernel code built against opreg::torch_compat:
+// TORCH_CHECK and its kinds, TORCH_INTERNAL_ASSERT, TORCH_WARN, c10::str, the C10_* attributes.
+//
+// Errors: every failed check throws opreg::Error (c10::Error is the same type), whose kind maps
+// to the Python exception torch raises for the same macro: TORCH_CHECK -> RuntimeError,
+// TORCH_CHECK_VALUE -> ValueError, TORCH_CHECK_TYPE -> TypeError, TORCH_CHECK_INDEX ->
+// IndexError, TORCH_CHECK_NOT_IMPLEMENTED -> NotImplementedError. The message is the
+// concatenation of the arguments through operator<< (as c10::str), so anything printable
+// (sizes, dtypes, devices) may be passed.
+//
+// Thread safety: all of it may be used from any thread.
+#pragma once
+
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "opreg/core/error.h"
+#include "opreg/core/logging.h"
+
+namespace c10 {
+
+using Error = ::opreg::Error;
+
+// The arguments printed one after another (torch's c10::str).
+template <class... Args>
+std::string str(const Args&... args) {
+  if constexpr (sizeof...(Args) == 0) {
+    return std::string();
+  } else {
+    std::ostringstream os;
+    (os << ... << args);
+    return os.str();
+  }
+}
+
+namespace detail {
+
+// The message of a failed TORCH_CHECK: the user's text, or torch's default naming the condition.
+template <class... Args>
+std::string CheckMsg(const char* condition, const Args&... args) {
+  if constexpr (sizeof...(Args) == 0) {
+    return ::c10::str("Expected ", condition, " to be true, but got false.");
+  } else {
+    return ::c10::str(args...);
+  }
+}
+
+[[noreturn]] inline void Fail(::opreg::ErrorKind kind, std::string message, const char* file,
+                              int line) {
+  throw ::opreg::Error(kind, std::move(message), file, line);
+}
+
+}  // namespace detail
+}  // namespace c10
+
+#define C10_LIKELY(x) __builtin_expect(static_cast<bool>(x), 1)
+#define C10_UNLIKELY(x) __builtin_expect(static_cast<bool>(x), 0)
+#define C10_ALWAYS_INLINE inline __attribute__((__always_inline__))
+#define C10_NOINLINE __attribute__((__noinline__))
+#define C10_UNUSED __attribute__((__unused__))
+#define C10_API
+#define TORCH_API
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define C10_HOST_DEVICE __host__ __device__
+#define C10_DEVICE __device__
+#define C10_HOST __host__
+#else
+#define C10_HOST_DEVICE
+#define C10_DEVICE
+#define C10_HOST
+#endif
+#define C10_STRINGIZE_IMPL(x) #x
+#define C10_STRINGIZE(x) C10_STRINGIZE_IMPL(x)
+#define C10_CONCATENATE_IMPL(s1, s2) s1##s2
+#define C10_CONCATENATE(s1, s2) C10_CONCATENATE_IMPL(s1, s2)
+#define C10_UID __COUNTER__
+
+#define OPREG_TORCH_CHECK_KIND_(kind, cond, ...)                                                   \
+  do {                                                                                             \
+    if (C10_UNLIKELY(!(cond))) {                                                                   \
+      ::c10::detail::Fail(::opreg::ErrorKind::kind, ::c10::detail::CheckMsg(#cond, ##__VA_ARGS__), \
+                          __FILE__, __LINE__);                                                     \
+    }                                                                                              \
+  } while (false)
+
+#define TORCH_CHECK(cond, ...) OPREG_TORCH_CHECK_KIND_(kRuntime, cond, ##__VA_ARGS__)
+#define TORCH_CHECK_VALUE(cond, ...) OPREG_TORCH_CHECK_KIND_(kValue, cond, ##__VA_ARGS__)
+#define TORCH_CHECK_TYPE(cond, ...) OPREG_TORCH_CHECK_KIND_(kType, cond, ##__VA_ARGS__)
+#define TORCH_CHECK_INDEX(cond, ...) OPREG_TORCH_CHECK_KIND_(kIndex, cond, ##__VA_ARGS__)
+#define TORCH_CHECK_LINALG(cond, ...) OPREG_TORCH_CHECK_KIND_(kRuntime, cond, ##__VA_ARGS__)
+#define TORCH_CHECK_NOT_IMPLEMENTED(cond, ...) \
+  OPREG_TORCH_CHECK_KIND_(kNotImplemented, cond, ##__VA_ARGS__)
+#define TORCH_CHECK_ARG(cond, argN, ...) \
+  TORCH_CHECK(cond, "invalid argument ", argN, ": ", ##__VA_ARGS__)
+
+// Comparison checks (glog style in libtorch, where they abort): here they throw, printing both
+// values.
+#define OPREG_TORCH_CHECK_OP_(a, b, op)                                                            \
+  do {                                                                                             \
+    const auto& opreg_lhs_ = (a);                                                                  \
+    const auto& opreg_rhs_ = (b);                                                                  \
+    if (C10_UNLIKELY(!(opreg_lhs_ op opreg_rhs_))) {                                               \
+      ::c10::detail::Fail(::opreg::ErrorKind::kRuntime,                                            \
+                          ::c10::str("Check failed: " #a " " #op " " #b " (", opreg_lhs_, " vs. ", \
+                                     opreg_rhs_, ")"),                                             \
+                          __FILE__, __LINE__);                                                     \
+    }                                                                                              \
+  } while (false)
+#define TORCH_CHECK_EQ(a, b) OPREG_TORCH_CHECK_OP_(a, b, ==)
+#define TORCH_CHECK_NE(a, b) OPREG_TORCH_CHECK_OP_(a, b, !=)
+#define TORCH_CHECK_LE(a, b) OPREG_TORCH_CHECK_OP_(a, b, <=)
+#define TORCH_CHECK_LT(a, b) OPREG_TORCH_CHECK_OP_(a, b, <)
+#define TORCH_CHECK_GE(a, b) OPREG_TORCH_CHECK_OP_(a, b, >=)
+#define TORCH_CHECK_GT(a, b) OPREG_TORCH_CHECK_OP_(a, b, >)
+
+#define TORCH_INTERNAL_ASSERT(cond, ...)                                                        \
+  do {                                                                                          \
+    if (C10_UNLIKELY(!(cond))) {                                                                \
+      ::c10::detail::Fail(::opreg::ErrorKind::kRuntime,                                         \
+                          ::c10::str("INTERNAL ASSERT FAILED at \"", __FILE__, "\":", __LINE__, \
+                                     ", please report a bug to the kernel library. "            \
+                                     "Expected " #cond " to be true, but got false. ",          \
+                                     ##__VA_ARGS__),                                            \
+                          __FILE__, __LINE__);                                                  \
+    }                                                                                           \
+  } while (false)
+#define TORCH_INTERNAL_ASSERT_DEBUG_ONLY(cond, ...) \
+  do {                                              \
+  } while (false)
+
+#define TORCH_WARN(...) ::opreg::Logger().warn("{}", ::c10::str(__VA_ARGS__))
+#define TORCH_WARN_ONCE(...)                                 \
+  do {                                                       \
+    static const bool opreg_warned_ = [&] {                  \
+      ::opreg::Logger().warn("{}", ::c10::str(__VA_ARGS__)); \
+      return true;                                           \
+    }();                                                     \
+    (void)opreg_warned_;                                     \
+  } while (false)
+
+#define TORCH_SELECTIVE_SCHEMA(schema) schema
+#define TORCH_SELECTIVE_NAME(name) name

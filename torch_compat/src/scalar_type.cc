@@ -1,0 +1,126 @@
+// ScalarType names and properties, and the mapping to opreg's DType.
+#include "opreg/torch_compat/scalar_type.h"
+
+#include "opreg/torch_compat/macros.h"
+
+namespace c10 {
+
+const char* toString(ScalarType t) {
+  switch (t) {
+#define OPREG_CASE_(name) \
+  case ScalarType::name:  \
+    return #name;
+    OPREG_CASE_(Byte)
+    OPREG_CASE_(Char)
+    OPREG_CASE_(Short)
+    OPREG_CASE_(Int)
+    OPREG_CASE_(Long)
+    OPREG_CASE_(Half)
+    OPREG_CASE_(Float)
+    OPREG_CASE_(Double)
+    OPREG_CASE_(ComplexHalf)
+    OPREG_CASE_(ComplexFloat)
+    OPREG_CASE_(ComplexDouble)
+    OPREG_CASE_(Bool)
+    OPREG_CASE_(QInt8)
+    OPREG_CASE_(QUInt8)
+    OPREG_CASE_(QInt32)
+    OPREG_CASE_(BFloat16)
+    OPREG_CASE_(Float8_e5m2)
+    OPREG_CASE_(Float8_e4m3fn)
+    OPREG_CASE_(Float8_e5m2fnuz)
+    OPREG_CASE_(Float8_e4m3fnuz)
+    OPREG_CASE_(UInt16)
+    OPREG_CASE_(UInt32)
+    OPREG_CASE_(UInt64)
+    OPREG_CASE_(Float8_e8m0fnu)
+    OPREG_CASE_(Float4_e2m1fn_x2)
+    OPREG_CASE_(Undefined)
+#undef OPREG_CASE_
+  }
+  return "UNKNOWN_SCALAR";
+}
+
+std::ostream& operator<<(std::ostream& os, ScalarType t) { return os << toString(t); }
+std::ostream& operator<<(std::ostream& os, TypeMeta t) { return os << t.name(); }
+
+::opreg::DType ToDType(ScalarType t) {
+  std::optional<::opreg::DType> d = ::opreg::DTypeFromTorchScalarTypeCode(static_cast<int>(t));
+  TORCH_CHECK_TYPE(d.has_value(), "ScalarType ", toString(t),
+                   " has no opreg dtype (opreg tensors hold float32/64, float16, bfloat16, "
+                   "int8/16/32/64, uint8, bool, float8_e4m3fn, float8_e5m2)");
+  return *d;
+}
+
+size_t elementSize(ScalarType t) {
+  switch (t) {
+    case ScalarType::ComplexHalf:
+    case ScalarType::UInt32:
+      return 4;
+    case ScalarType::ComplexFloat:
+    case ScalarType::UInt64:
+      return 8;
+    case ScalarType::ComplexDouble:
+      return 16;
+    case ScalarType::UInt16:
+      return 2;
+    case ScalarType::QInt8:
+    case ScalarType::QUInt8:
+    case ScalarType::Float8_e5m2fnuz:
+    case ScalarType::Float8_e4m3fnuz:
+    case ScalarType::Float8_e8m0fnu:
+    case ScalarType::Float4_e2m1fn_x2:
+      return 1;
+    case ScalarType::QInt32:
+      return 4;
+    default:
+      return ::opreg::ItemSize(ToDType(t));
+  }
+}
+
+bool isFloatingType(ScalarType t) {
+  switch (t) {
+    case ScalarType::Half:
+    case ScalarType::Float:
+    case ScalarType::Double:
+    case ScalarType::BFloat16:
+      return true;
+    default:
+      return isFloat8Type(t);
+  }
+}
+
+bool isIntegralType(ScalarType t, bool include_bool) {
+  switch (t) {
+    case ScalarType::Byte:
+    case ScalarType::Char:
+    case ScalarType::Short:
+    case ScalarType::Int:
+    case ScalarType::Long:
+    case ScalarType::UInt16:
+    case ScalarType::UInt32:
+    case ScalarType::UInt64:
+      return true;
+    case ScalarType::Bool:
+      return include_bool;
+    default:
+      return false;
+  }
+}
+
+bool isReducedFloatingType(ScalarType t) {
+  return t == ScalarType::Half || t == ScalarType::BFloat16 || isFloat8Type(t);
+}
+
+bool isFloat8Type(ScalarType t) {
+  return t == ScalarType::Float8_e5m2 || t == ScalarType::Float8_e4m3fn ||
+         t == ScalarType::Float8_e5m2fnuz || t == ScalarType::Float8_e4m3fnuz ||
+         t == ScalarType::Float8_e8m0fnu;
+}
+
+bool isComplexType(ScalarType t) {
+  return t == ScalarType::ComplexHalf || t == ScalarType::ComplexFloat ||
+         t == ScalarType::ComplexDouble;
+}
+
+}  // namespace c10
