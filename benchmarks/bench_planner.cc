@@ -13,9 +13,10 @@
 // when built with libpng. Exit status 1 when a placement fails to verify.
 //
 // --budget-ms N adds the exact-mode section (planner_exact_section.h): the model traces, ten
-// guillotine instances with a known optimum (LB = W) and, with --minimalloc DIR, every
-// `*.csv` of MiniMalloc's benchmark in DIR (google/minimalloc, benchmarks/challenging/, Apache-2.0;
-// not shipped here), each placed by the heuristics and by the exact search, side by side.
+// guillotine instances with a known optimum (LB = W) and every `*.csv` of MiniMalloc's
+// benchmark (google/minimalloc, benchmarks/challenging/, Apache-2.0; kept in
+// tests/data/minimalloc, or --minimalloc DIR), each placed by the heuristics and by the exact
+// search, side by side.
 // --exact-json PATH writes that section's rows.
 #include <algorithm>
 #include <cstdio>
@@ -251,6 +252,11 @@ int main(int argc, char** argv) {
     for (uint64_t seed = 1; seed <= 10; ++seed) {
       cases.push_back({opreg::bench::Guillotine(seed, 7), 1, 0});
     }
+#ifdef OPREG_MINIMALLOC_DIR
+    if (minimalloc_dir.empty() && std::filesystem::is_directory(OPREG_MINIMALLOC_DIR)) {
+      minimalloc_dir = OPREG_MINIMALLOC_DIR;
+    }
+#endif
     if (!minimalloc_dir.empty()) {
       std::vector<std::string> files;
       for (const auto& entry : std::filesystem::directory_iterator(minimalloc_dir)) {

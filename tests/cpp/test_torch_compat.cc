@@ -64,6 +64,13 @@ std::tuple<torch::Tensor, torch::Tensor> split_half(torch::Tensor x,
 
 int64_t count_args(int64_t a, int64_t b) { return a + b; }
 
+// int[][] (vLLM's register_graph_buffers takes one): the sum of every inner list's last value.
+int64_t sum_last(const std::vector<std::vector<int64_t>>& offsets) {
+  int64_t total = 0;
+  for (const auto& o : offsets) total += o.empty() ? 0 : o.back();
+  return total;
+}
+
 TORCH_LIBRARY(compat_test, m) {
   m.def("scale_(Tensor! out, Tensor x, float factor) -> ()");
   m.impl("scale_", torch::kCPU, &scale_);
@@ -75,9 +82,10 @@ TORCH_LIBRARY(compat_test, m) {
   m.impl("split_half", torch::dispatch(c10::DispatchKey::CPU, &split_half));
   m.impl("split_half", c10::DispatchKey::Autograd, &split_half);  // kUnsupportedKeyLine
   m.def("count_args", &count_args);  // schema inferred from the C++ signature
+  m.def("sum_last", &sum_last);
 }
-constexpr int kBadSchemaLine = __LINE__ - 6;
-constexpr int kUnsupportedKeyLine = __LINE__ - 4;
+constexpr int kBadSchemaLine = __LINE__ - 7;
+constexpr int kUnsupportedKeyLine = __LINE__ - 5;
 
 TORCH_LIBRARY_FRAGMENT(compat_test, m) { m.def("frag(Tensor x) -> Tensor"); }
 TORCH_LIBRARY_IMPL(compat_test, CompositeExplicitAutograd, m) {
@@ -113,6 +121,12 @@ TEST_CASE("TORCH_LIBRARY blocks register through opreg; each failure is kept apa
   CHECK(count.CallBoxed({IValue(int64_t{2}), IValue(int64_t{3})})[0].toInt() == 5);
   auto add = Dispatcher::Get().FindOpOrThrow("compat_test::add_maybe");
   CHECK(add.definition().tags == std::vector<std::string>{"pt2_compliant_tag"});
+  auto sum_last_op = Dispatcher::Get().FindOpOrThrow("compat_test::sum_last");
+  CHECK(sum_last_op.schema().str() == "compat_test::sum_last(int[][] _0) -> int _0");
+  opreg::Stack r = sum_last_op.CallBoxed(
+      {IValue::GenericList({IValue(std::vector<int64_t>{1, 2}), IValue(std::vector<int64_t>{}),
+                            IValue(std::vector<int64_t>{5})})});
+  CHECK(r[0].toInt() == 7);
 }
 
 TEST_CASE("libtorch kernel signatures bind to boxed calls", "[torch_compat][library]") {
@@ -220,6 +234,9 @@ TEST_CASE("at::Tensor compute methods, factories and conversions", "[torch_compa
   CHECK(at::ones_like(x, at::kInt).scalar_type() == at::kInt);
   at::Tensor big = torch::full({3}, int64_t{1} << 60);
   CHECK(big.sum().item<int64_t>() == 3 * (int64_t{1} << 60));  // exact, not through double
+  CHECK(torch::full({1}, (int64_t{1} << 60) + 1).item<int64_t>() == (int64_t{1} << 60) + 1);
+  CHECK(torch::full({1}, (int64_t{1} << 60) + 1).item().toInt() == (int64_t{1} << 60) + 1);
+  CHECK(torch::full({1}, 2.75).item<int>() == 2);
   CHECK(at::cat({Arange(2), Arange(3)}).numel() == 5);
   CHECK(at::stack({Arange(2), Arange(2)}, 1).sizes() == std::vector<int64_t>{2, 2});
 
@@ -239,6 +256,67 @@ TEST_CASE("at::Tensor compute methods, factories and conversions", "[torch_compa
                "a Tensor with 3 elements cannot be converted to Scalar");
 }
 
+TEST_CASE("Half and BFloat16 arithmetic, limits and the fnuz float8 types",
+          "[torch_compat][types]") {
+  const at::Half a(1.5f), b(2.25f);
+  auto sum = a + b;  // Half, as in libtorch (not float)
+  static_assert(std::is_same_v<decltype(sum), at::Half>);
+  CHECK(static_cast<float>(sum) == 3.75f);
+  static_assert(std::is_same_v<decltype(a * 2.0f), float>);
+  static_assert(std::is_same_v<decltype(a * 2.0), double>);
+  static_assert(std::is_same_v<decltype(a * 2), at::Half>);
+  at::Half acc(0.0f);
+  for (int i = 0; i < 4; ++i) acc += a;
+  CHECK(static_cast<float>(acc) == 6.0f);
+  c10::BFloat16 bf(3.0f);
+  bf *= c10::BFloat16(0.5f);
+  CHECK(static_cast<float>(-bf) == -1.5f);
+  CHECK(at::Half(0x7c00, at::Half::from_bits()) == std::numeric_limits<float>::infinity());
+
+  // Quantization code clamps to numeric_limits<fp8>::max(): it must be 448, not 0.
+  CHECK(static_cast<float>(std::numeric_limits<c10::Float8_e4m3fn>::max()) == 448.0f);
+  CHECK(static_cast<float>(std::numeric_limits<c10::Float8_e4m3fn>::lowest()) == -448.0f);
+  CHECK(static_cast<float>(std::numeric_limits<c10::Float8_e5m2>::max()) == 57344.0f);
+  CHECK(static_cast<float>(std::numeric_limits<at::Half>::max()) == 65504.0f);
+  CHECK(static_cast<float>(std::numeric_limits<at::Half>::epsilon()) == 0.0009765625f);
+  CHECK(static_cast<float>(std::numeric_limits<c10::BFloat16>::max()) > 3.38e38f);
+  CHECK_FALSE(std::numeric_limits<c10::Float8_e4m3fn>::has_infinity);
+  CHECK(std::isnan(static_cast<float>(std::numeric_limits<at::Half>::quiet_NaN())));
+
+  // e4m3fnuz: bias 8, max 240, NaN 0x80, no negative zero.
+  using Fnuz = torch::headeronly::Float8_e4m3fnuz;
+  CHECK(static_cast<float>(Fnuz(240.0f)) == 240.0f);
+  CHECK(static_cast<float>(Fnuz(1000.0f)) == 240.0f);  // saturates
+  CHECK(static_cast<float>(Fnuz(-0.3125f)) == -0.3125f);
+  CHECK(Fnuz(-0.0f).x == 0);
+  CHECK(Fnuz(std::nanf("")).x == 0x80);
+  CHECK(static_cast<float>(Fnuz(std::ldexp(1.0f, -10))) == std::ldexp(1.0f, -10));  // subnormal
+  CHECK(static_cast<float>(c10::Float8_e5m2fnuz(57344.0f)) == 57344.0f);
+  for (int bits = 0; bits < 256; ++bits) {  // every value round-trips
+    if (bits == 0x80) continue;
+    const Fnuz v(static_cast<uint8_t>(bits), Fnuz::from_bits());
+    REQUIRE(Fnuz(static_cast<float>(v)).x == bits);
+  }
+  RequireError([] { torch::empty({2}, at::kUInt32).data_ptr<uint32_t>(); }, ErrorKind::kType,
+               "ScalarType UInt32 has no opreg dtype");
+}
+
+TEST_CASE("sum over dimensions and sum_out", "[torch_compat][tensor]") {
+  at::Tensor a = Arange(24).view({2, 3, 4});
+  at::Tensor s = a.sum({0, 2});
+  CHECK(s.sizes() == std::vector<int64_t>{3});
+  CHECK(s.select(0, 1).item<double>() == (4 + 5 + 6 + 7) + (16 + 17 + 18 + 19));
+  CHECK(a.sum(-1, /*keepdim=*/true).sizes() == std::vector<int64_t>{2, 3, 1});
+  CHECK(a.transpose(0, 2).sum(2).select(0, 3).select(0, 0).item<double>() == 3 + 15);
+  at::Tensor ints = Arange(6, at::kInt).view({2, 3});
+  CHECK(ints.sum(1).scalar_type() == at::kLong);
+  at::Tensor out = torch::empty({2}, at::kFloat);
+  at::sum_out(out, ints, {1});
+  CHECK(out.select(0, 1).item<double>() == 12.0);
+  RequireError([&] { a.sum({0, -3}); }, ErrorKind::kRuntime, "appears multiple times");
+  RequireError([&] { a.sum({3}); }, ErrorKind::kIndex, "Dimension out of range");
+}
+
 TEST_CASE("TORCH_CHECK and friends throw opreg::Error of torch's kinds", "[torch_compat][check]") {
   const at::Tensor t = Arange(6).view({2, 3});
   RequireError([&] { TORCH_CHECK(t.dim() == 3, "got ", t.sizes(), " of ", t.scalar_type()); },
@@ -256,6 +334,10 @@ TEST_CASE("TORCH_CHECK and friends throw opreg::Error of torch's kinds", "[torch
   RequireError([&] { TORCH_INTERNAL_ASSERT(x == 0, "detail"); }, ErrorKind::kRuntime,
                "INTERNAL ASSERT FAILED");
   TORCH_CHECK(true, "never built");
+  // An `if` statement, as libtorch's: libraries write TORCH_CHECK(...) without the `;`.
+  TORCH_CHECK(t.dim() == 2, "two dims")
+  RequireError([&] { STD_TORCH_CHECK(t.numel() == 5, "numel ", t.numel()); }, ErrorKind::kRuntime,
+               "numel 6");
 }
 
 TEST_CASE("AT_DISPATCH instantiates only the listed types", "[torch_compat][dispatch]") {

@@ -148,7 +148,11 @@ Tensor Tensor::new_full(IntArrayRef sizes, const Scalar& value,
 
 Tensor Tensor::to(const TensorOptions& options, bool non_blocking, bool copy) const {
   const TensorOptions target = this->options().merge_in(options);
-  if (!copy && target.dtype() == dtype() && target.device() == device()) return *this;
+  // "cuda" without an index means the tensor's own CUDA device here.
+  const Device want = target.device();
+  const bool same_device =
+      want.type() == device().type() && (!want.has_index() || want.index() == device().index());
+  if (!copy && target.dtype() == dtype() && same_device) return *this;
   Tensor out = empty(sizes(), target);
   out.copy_(*this, non_blocking);
   return out;

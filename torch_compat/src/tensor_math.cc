@@ -2,6 +2,7 @@
 // conversions, whole-tensor reductions, scalar arithmetic). They run on the host in double
 // (int64 for integral sums): CUDA tensors are staged through host memory. Kernels do the
 // heavy work; these keep libtorch-style glue code compiling and correct.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -74,11 +75,17 @@ double Tensor::ItemAsDouble() const {
   return AsDoubles(t_).data_ptr<double>()[0];
 }
 
+int64_t Tensor::ItemAsInt64() const {
+  TORCH_CHECK(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");
+  ::opreg::Tensor v = ::opreg::empty(sizes(), DType::kInt64);
+  StageCopy(v, t_);
+  return v.data_ptr<int64_t>()[0];
+}
+
 Scalar Tensor::item() const {
-  const double v = ItemAsDouble();
-  if (scalar_type() == ScalarType::Bool) return Scalar(v != 0);
-  if (IsIntegralResult(scalar_type())) return Scalar(static_cast<int64_t>(v));
-  return Scalar(v);
+  if (scalar_type() == ScalarType::Bool) return Scalar(ItemAsInt64() != 0);
+  if (IsIntegralResult(scalar_type())) return Scalar(ItemAsInt64());
+  return Scalar(ItemAsDouble());
 }
 
 const Tensor& Tensor::copy_(const Tensor& src, bool /*non_blocking*/) const {
@@ -165,6 +172,60 @@ Tensor Tensor::sum(std::optional<ScalarType> dtype) const {
   return ScalarResult(*this, out_type, total);
 }
 
+Tensor Tensor::sum(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) const {
+  const ScalarType out_type =
+      dtype.value_or(IsIntegralResult(scalar_type()) ? ScalarType::Long : scalar_type());
+  const int64_t n = this->dim();
+  std::vector<bool> reduced(n, false);
+  for (int64_t d : dim) {
+    const int64_t w = d < 0 ? d + std::max<int64_t>(n, 1) : d;
+    TORCH_CHECK_INDEX(w >= 0 && w < std::max<int64_t>(n, 1),
+                      "sum(): Dimension out of range "
+                      "(expected to be in range of [",
+                      -std::max<int64_t>(n, 1), ", ", std::max<int64_t>(n, 1) - 1, "], but got ", d,
+                      ")");
+    if (n == 0) continue;
+    TORCH_CHECK(!reduced[w], "sum(): dim ", w, " appears multiple times in the list of dims");
+    reduced[w] = true;
+  }
+  if (dim.empty()) std::fill(reduced.begin(), reduced.end(), true);  // torch: all dims
+  std::vector<int64_t> kept_shape, out_shape;
+  for (int64_t d = 0; d < n; ++d) {
+    kept_shape.push_back(reduced[d] ? 1 : size(d));
+    if (!reduced[d]) out_shape.push_back(size(d));
+  }
+  Tensor out = empty(keepdim ? kept_shape : out_shape, options().dtype(out_type));
+  if (is_meta()) return out;
+  // Output strides over the input's dims (0 along reduced ones), for an odometer walk.
+  std::vector<int64_t> out_strides(n, 0);
+  for (int64_t d = n - 1, stride = 1; d >= 0; --d) {
+    if (reduced[d]) continue;
+    out_strides[d] = stride;
+    stride *= size(d);
+  }
+  const bool integral = IsIntegralResult(scalar_type()) && IsIntegralResult(out_type);
+  ::opreg::Tensor values = ::opreg::empty(sizes(), integral ? DType::kInt64 : DType::kFloat64);
+  StageCopy(values, t_);
+  ::opreg::Tensor acc = ::opreg::zeros(out.sizes(), values.dtype());
+  std::vector<int64_t> index(n, 0);
+  int64_t o = 0;
+  for (int64_t i = 0; i < values.numel(); ++i) {
+    if (integral) {
+      acc.data_ptr<int64_t>()[o] += values.data_ptr<int64_t>()[i];
+    } else {
+      acc.data_ptr<double>()[o] += values.data_ptr<double>()[i];
+    }
+    for (int64_t d = n - 1; d >= 0; --d) {  // next index, row-major
+      o += out_strides[d];
+      if (++index[d] < size(d)) break;
+      o -= out_strides[d] * index[d];
+      index[d] = 0;
+    }
+  }
+  StageCopy(out.opreg(), acc);
+  return out;
+}
+
 Tensor Tensor::mean() const {
   TORCH_CHECK(is_floating_point(),
               "mean(): could not infer output dtype. Input dtype must be "
@@ -243,6 +304,14 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
 }
 Tensor& sum_out(Tensor& out, const Tensor& self) {
   out.copy_(self.sum(out.scalar_type()));
+  return out;
+}
+Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  return self.sum(dim, keepdim, dtype);
+}
+Tensor& sum_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim,
+                std::optional<ScalarType> dtype) {
+  out.copy_(self.sum(dim, keepdim, dtype.value_or(out.scalar_type())));
   return out;
 }
 Tensor& amax_out(Tensor& out, const Tensor& self) {

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "opreg/core/macros.h"
 
@@ -90,7 +91,8 @@ OPREG_HOST_DEVICE inline bool FloatBitsIsNaN(uint32_t u) { return (u & 0x7ffffff
 
 }  // namespace detail
 
-// Tag for constructing a value from its raw bit pattern.
+// Tag for constructing a value from its raw bit pattern. `T::from_bits()` returns it too (the
+// spelling of c10's types: `Half(0x7c00, Half::from_bits())`).
 struct FromBitsTag {};
 inline constexpr FromBitsTag kFromBits{};
 
@@ -100,6 +102,8 @@ struct Half {
 
   Half() = default;
   OPREG_HOST_DEVICE constexpr Half(uint16_t bits, FromBitsTag) : x(bits) {}
+  using from_bits_t = FromBitsTag;
+  OPREG_HOST_DEVICE static constexpr FromBitsTag from_bits() { return FromBitsTag(); }
   OPREG_HOST_DEVICE Half(float f) : x(FromFloat(f)) {}  // NOLINT: implicit like c10::Half.
   // Both conversions are branch-free (every case is computed and selected), so loops over
   // halves vectorize; the float additions do the rounding of subnormals in round-to-nearest-even.
@@ -144,6 +148,8 @@ struct BFloat16 {
 
   BFloat16() = default;
   OPREG_HOST_DEVICE constexpr BFloat16(uint16_t bits, FromBitsTag) : x(bits) {}
+  using from_bits_t = FromBitsTag;
+  OPREG_HOST_DEVICE static constexpr FromBitsTag from_bits() { return FromBitsTag(); }
   OPREG_HOST_DEVICE BFloat16(float f) : x(FromFloat(f)) {}  // NOLINT
   OPREG_HOST_DEVICE operator float() const {                // NOLINT
     return detail::BitsToFloat(static_cast<uint32_t>(x) << 16);
@@ -166,6 +172,8 @@ struct Float8E4M3FN {
 
   Float8E4M3FN() = default;
   OPREG_HOST_DEVICE constexpr Float8E4M3FN(uint8_t bits, FromBitsTag) : x(bits) {}
+  using from_bits_t = FromBitsTag;
+  OPREG_HOST_DEVICE static constexpr FromBitsTag from_bits() { return FromBitsTag(); }
   OPREG_HOST_DEVICE Float8E4M3FN(float f) : x(FromFloat(f)) {}  // NOLINT
   OPREG_HOST_DEVICE operator float() const {                    // NOLINT
     return detail::DecodeSmallFloat(x, 4, 3, false);
@@ -187,6 +195,8 @@ struct Float8E5M2 {
 
   Float8E5M2() = default;
   OPREG_HOST_DEVICE constexpr Float8E5M2(uint8_t bits, FromBitsTag) : x(bits) {}
+  using from_bits_t = FromBitsTag;
+  OPREG_HOST_DEVICE static constexpr FromBitsTag from_bits() { return FromBitsTag(); }
   OPREG_HOST_DEVICE Float8E5M2(float f) : x(FromFloat(f)) {}  // NOLINT
   OPREG_HOST_DEVICE operator float() const {                  // NOLINT
     return detail::DecodeSmallFloat(x, 5, 2, true);
@@ -205,4 +215,71 @@ struct Float8E5M2 {
 static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2, "16-bit float types must be 2 bytes");
 static_assert(sizeof(Float8E4M3FN) == 1 && sizeof(Float8E5M2) == 1, "fp8 types must be 1 byte");
 
+namespace detail {
+
+// std::numeric_limits of a small binary float format, from its bit patterns. kInfinity is 0 for
+// a format without infinities (has_infinity is then false and infinity() is T(), as the
+// standard asks). kHalf is the pattern of 0.5 (round_error()).
+template <class T, class Bits, int kDigits, int kMinExp, int kMaxExp, Bits kMin, Bits kMax,
+          Bits kLowest, Bits kEpsilon, Bits kInfinity, Bits kNaN, Bits kDenormMin, Bits kHalf>
+struct SmallFloatLimits {
+  static constexpr bool is_specialized = true;
+  static constexpr bool is_signed = true;
+  static constexpr bool is_integer = false;
+  static constexpr bool is_exact = false;
+  static constexpr bool has_infinity = kInfinity != 0;
+  static constexpr bool has_quiet_NaN = true;
+  static constexpr bool has_signaling_NaN = false;
+  static constexpr auto has_denorm = std::denorm_present;
+  static constexpr bool has_denorm_loss = false;
+  static constexpr auto round_style = std::round_to_nearest;
+  static constexpr bool is_iec559 = false;
+  static constexpr bool is_bounded = true;
+  static constexpr bool is_modulo = false;
+  static constexpr int digits = kDigits;
+  static constexpr int digits10 = kDigits <= 4 ? 0 : (kDigits - 1) * 3 / 10;
+  static constexpr int max_digits10 = kDigits <= 4 ? 3 : (kDigits * 3 + 9) / 10 + 1;
+  static constexpr int radix = 2;
+  static constexpr int min_exponent = kMinExp;
+  static constexpr int min_exponent10 = kMinExp * 3 / 10;
+  static constexpr int max_exponent = kMaxExp;
+  static constexpr int max_exponent10 = kMaxExp * 3 / 10;
+  static constexpr bool traps = false;
+  static constexpr bool tinyness_before = false;
+  OPREG_HOST_DEVICE static constexpr T min() { return T(kMin, kFromBits); }
+  OPREG_HOST_DEVICE static constexpr T lowest() { return T(kLowest, kFromBits); }
+  OPREG_HOST_DEVICE static constexpr T max() { return T(kMax, kFromBits); }
+  OPREG_HOST_DEVICE static constexpr T epsilon() { return T(kEpsilon, kFromBits); }
+  OPREG_HOST_DEVICE static constexpr T round_error() { return T(kHalf, kFromBits); }
+  OPREG_HOST_DEVICE static constexpr T infinity() { return T(kInfinity, kFromBits); }
+  OPREG_HOST_DEVICE static constexpr T quiet_NaN() { return T(kNaN, kFromBits); }
+  OPREG_HOST_DEVICE static constexpr T signaling_NaN() { return T(kNaN, kFromBits); }
+  OPREG_HOST_DEVICE static constexpr T denorm_min() { return T(kDenormMin, kFromBits); }
+};
+
+}  // namespace detail
 }  // namespace opreg
+
+// numeric_limits for the 16- and 8-bit types (quantization code reads max() and lowest()).
+namespace std {
+template <>
+class numeric_limits<opreg::Half>
+    : public opreg::detail::SmallFloatLimits<opreg::Half, uint16_t, 11, -13, 16, 0x0400, 0x7bff,
+                                             0xfbff, 0x1400, 0x7c00, 0x7e00, 0x0001, 0x3800> {};
+template <>
+class numeric_limits<opreg::BFloat16>
+    : public opreg::detail::SmallFloatLimits<opreg::BFloat16, uint16_t, 8, -125, 128, 0x0080,
+                                             0x7f7f, 0xff7f, 0x3c00, 0x7f80, 0x7fc0, 0x0001,
+                                             0x3f00> {};
+// E4M3FN: max 448, min normal 2^-6, epsilon 2^-3, no infinity.
+template <>
+class numeric_limits<opreg::Float8E4M3FN>
+    : public opreg::detail::SmallFloatLimits<opreg::Float8E4M3FN, uint8_t, 4, -5, 9, 0x08, 0x7e,
+                                             0xfe, 0x20, 0x00, 0x7f, 0x01, 0x30> {};
+// E5M2: max 57344, min normal 2^-14, epsilon 2^-2.
+template <>
+class numeric_limits<opreg::Float8E5M2>
+    : public opreg::detail::SmallFloatLimits<opreg::Float8E5M2, uint8_t, 3, -13, 16, 0x04, 0x7b,
+                                             0xfb, 0x34, 0x7c, 0x7e, 0x01, 0x38> {};
+
+}  // namespace std

@@ -13,9 +13,9 @@
 // double or float (schema float), bool, std::string, std::string_view, Device, DType (schema
 // ScalarType), Layout, MemoryFormat, Scalar, std::vector<int64_t>, absl::Span<const int64_t>
 // (IntArrayRef), std::vector<double>, std::vector<bool>, std::vector<std::string> (str[], also
-// as a return), std::tuple<T...> of these (schema `(T, ...)`), std::optional<T> of those,
-// intrusive_ptr<C> for custom classes, and IValue (schema Any). Anything else fails to compile
-// with a message saying what to use instead.
+// as a return), std::vector<std::vector<int64_t>> (int[][]), std::tuple<T...> of these (schema `(T,
+// ...)`), std::optional<T> of those, intrusive_ptr<C> for custom classes, and IValue (schema Any).
+// Anything else fails to compile with a message saying what to use instead.
 #pragma once
 
 #include <cstdint>
@@ -332,6 +332,29 @@ struct ArgTraits<std::vector<std::string>> {
   }
   static IValue ToIValue(const Storage& xs) { return IValue(xs); }
   static TypePtr SchemaType() { return Type::List(Type::Get(TypeKind::kStr)); }
+  static void AddDevices(const Storage&, detail::DeviceMask&) {}
+};
+
+// `int[][]` (lists of int lists, e.g. per-rank offsets): each element as an int[].
+template <>
+struct ArgTraits<std::vector<std::vector<int64_t>>> {
+  using Storage = std::vector<std::vector<int64_t>>;
+  static Storage FromIValue(const IValue& v, const detail::ArgSite& at) {
+    if (!v.isGenericList()) detail::ThrowArgTypeError(at, "int[][]", v);
+    Storage out;
+    for (const IValue& e : v.toGenericList()) {
+      if (!e.isIntList() && !e.isGenericList()) detail::ThrowArgTypeError(at, "int[][]", v);
+      out.push_back(ArgTraits<std::vector<int64_t>>::FromIValue(e, at));
+    }
+    return out;
+  }
+  static IValue ToIValue(const Storage& xs) {
+    std::vector<IValue> out;
+    out.reserve(xs.size());
+    for (const auto& x : xs) out.emplace_back(x);
+    return IValue::GenericList(std::move(out));
+  }
+  static TypePtr SchemaType() { return Type::List(Type::List(Type::Get(TypeKind::kInt))); }
   static void AddDevices(const Storage&, detail::DeviceMask&) {}
 };
 

@@ -9,6 +9,8 @@
 // Thread safety: the current stream and device are per thread, as in libtorch.
 #pragma once
 
+// cuda.h too, as libtorch's CUDA headers bring it (kernels test CUDA_VERSION).
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <optional>
@@ -116,3 +118,15 @@ inline cudaDeviceProp* getCurrentDeviceProperties() {
 namespace at::cuda {
 using namespace ::c10::cuda;  // NOLINT: libtorch's at::cuda re-exports c10::cuda.
 }  // namespace at::cuda
+
+// torch/cuda.h's queries.
+namespace torch::cuda {
+inline int64_t device_count() { return ::c10::cuda::device_count(); }
+inline bool is_available() { return device_count() > 0; }
+// Waits for all work on `device_index` (-1: the current device).
+inline void synchronize(int64_t device_index = -1) {
+  const ::c10::cuda::CUDAGuard guard(static_cast<::c10::DeviceIndex>(
+      device_index < 0 ? ::c10::cuda::current_device() : device_index));
+  C10_CUDA_CHECK(cudaDeviceSynchronize());
+}
+}  // namespace torch::cuda

@@ -16,7 +16,6 @@
 #include <utility>
 
 #include "opreg/core/error.h"
-#include "opreg/core/logging.h"
 
 namespace c10 {
 
@@ -51,6 +50,10 @@ std::string CheckMsg(const char* condition, const Args&... args) {
   throw ::opreg::Error(kind, std::move(message), file, line);
 }
 
+// Logs a TORCH_WARN message on opreg's logger (out of line, so that kernel translation units do
+// not compile spdlog and fmt: nvcc in C++20 mode rejects fmt's consteval format strings).
+void Warn(const std::string& message, const char* file, int line);
+
 }  // namespace detail
 }  // namespace c10
 
@@ -76,13 +79,12 @@ std::string CheckMsg(const char* condition, const Args&... args) {
 #define C10_CONCATENATE(s1, s2) C10_CONCATENATE_IMPL(s1, s2)
 #define C10_UID __COUNTER__
 
-#define OPREG_TORCH_CHECK_KIND_(kind, cond, ...)                                                   \
-  do {                                                                                             \
-    if (C10_UNLIKELY(!(cond))) {                                                                   \
-      ::c10::detail::Fail(::opreg::ErrorKind::kind, ::c10::detail::CheckMsg(#cond, ##__VA_ARGS__), \
-                          __FILE__, __LINE__);                                                     \
-    }                                                                                              \
-  } while (false)
+// An `if` statement, as libtorch's: code that omits the `;` after TORCH_CHECK(...) compiles.
+#define OPREG_TORCH_CHECK_KIND_(kind, cond, ...)                                                 \
+  if (C10_UNLIKELY(!(cond))) {                                                                   \
+    ::c10::detail::Fail(::opreg::ErrorKind::kind, ::c10::detail::CheckMsg(#cond, ##__VA_ARGS__), \
+                        __FILE__, __LINE__);                                                     \
+  }
 
 #define TORCH_CHECK(cond, ...) OPREG_TORCH_CHECK_KIND_(kRuntime, cond, ##__VA_ARGS__)
 #define TORCH_CHECK_VALUE(cond, ...) OPREG_TORCH_CHECK_KIND_(kValue, cond, ##__VA_ARGS__)
@@ -129,15 +131,17 @@ std::string CheckMsg(const char* condition, const Args&... args) {
   do {                                              \
   } while (false)
 
-#define TORCH_WARN(...) ::opreg::Logger().warn("{}", ::c10::str(__VA_ARGS__))
-#define TORCH_WARN_ONCE(...)                                 \
-  do {                                                       \
-    static const bool opreg_warned_ = [&] {                  \
-      ::opreg::Logger().warn("{}", ::c10::str(__VA_ARGS__)); \
-      return true;                                           \
-    }();                                                     \
-    (void)opreg_warned_;                                     \
+#define TORCH_WARN(...) ::c10::detail::Warn(::c10::str(__VA_ARGS__), __FILE__, __LINE__)
+#define TORCH_WARN_ONCE(...)                                            \
+  do {                                                                  \
+    static const bool opreg_warned_ = [&] {                             \
+      ::c10::detail::Warn(::c10::str(__VA_ARGS__), __FILE__, __LINE__); \
+      return true;                                                      \
+    }();                                                                \
+    (void)opreg_warned_;                                                \
   } while (false)
+// torch/headeronly's check (libtorch >= 2.9), which stable-ABI code uses.
+#define STD_TORCH_CHECK(cond, ...) TORCH_CHECK(cond, ##__VA_ARGS__)
 
 #define TORCH_SELECTIVE_SCHEMA(schema) schema
 #define TORCH_SELECTIVE_NAME(name) name

@@ -17,6 +17,8 @@
 
 #include "opreg/core/dtype.h"
 #include "opreg/core/half.h"
+#include "opreg/torch_compat/float8_fnuz.h"
+#include "opreg/torch_compat/half_arithmetic.h"
 
 namespace c10 {
 
@@ -26,6 +28,8 @@ using Float8_e4m3fn = ::opreg::Float8E4M3FN;
 using Float8_e5m2 = ::opreg::Float8E5M2;
 
 // PyTorch's codes (c10/core/ScalarType.h), so boxed ScalarType arguments need no translation.
+// Only the types opreg tensors hold have a DType; the fnuz float8 and unsigned types have C++
+// element types (so code naming them compiles) but no tensors.
 enum class ScalarType : int8_t {
   Byte = 0,
   Char = 1,
@@ -117,7 +121,12 @@ struct ScalarTypeToCPPType;
   _(bool, Bool)                              \
   _(::c10::BFloat16, BFloat16)               \
   _(::c10::Float8_e5m2, Float8_e5m2)         \
-  _(::c10::Float8_e4m3fn, Float8_e4m3fn)
+  _(::c10::Float8_e4m3fn, Float8_e4m3fn)     \
+  _(::c10::Float8_e5m2fnuz, Float8_e5m2fnuz) \
+  _(::c10::Float8_e4m3fnuz, Float8_e4m3fnuz) \
+  _(uint16_t, UInt16)                        \
+  _(uint32_t, UInt32)                        \
+  _(uint64_t, UInt64)
 #define OPREG_TORCH_COMPAT_TO_CPP_(cpp, name)    \
   template <>                                    \
   struct ScalarTypeToCPPType<ScalarType::name> { \
@@ -169,3 +178,14 @@ inline TypeMeta scalarTypeToTypeMeta(ScalarType t) { return TypeMeta(t); }
 namespace caffe2 {
 using TypeMeta = ::c10::TypeMeta;
 }  // namespace caffe2
+
+// libtorch >= 2.9 defines these types in torch/headeronly and re-exports them from c10.
+namespace torch::headeronly {
+using ::c10::BFloat16;
+using ::c10::Float8_e4m3fn;
+using ::c10::Float8_e4m3fnuz;
+using ::c10::Float8_e5m2;
+using ::c10::Float8_e5m2fnuz;
+using ::c10::Half;
+using ::c10::ScalarType;
+}  // namespace torch::headeronly

@@ -231,7 +231,11 @@ class Tensor {
   // The value of a one-element tensor (CPU or CUDA), converted to T.
   template <class T>
   T item() const {
-    return static_cast<T>(ItemAsDouble());
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      return static_cast<T>(ItemAsInt64());  // exact beyond 2^53
+    } else {
+      return static_cast<T>(ItemAsDouble());
+    }
   }
   Scalar item() const;
 
@@ -294,6 +298,9 @@ class Tensor {
   // ---- Reductions over all elements (0-dim results) and elementwise math ----
   // sum in double for floating types, int64 for integral and bool (torch's promotion).
   Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
+  // Sum over `dim` (dims wrap; duplicates are an error), keeping them as size 1 with keepdim.
+  Tensor sum(IntArrayRef dim, bool keepdim = false,
+             std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor mean() const;
   Tensor amax() const;
   Tensor amin() const;
@@ -326,6 +333,7 @@ class Tensor {
  private:
   void CheckElementType(ScalarType requested, const char* method) const;
   double ItemAsDouble() const;
+  int64_t ItemAsInt64() const;
 
   ::opreg::Tensor t_;
 };
@@ -376,6 +384,10 @@ Tensor abs(const Tensor& self);
 Tensor cat(TensorList tensors, int64_t dim = 0);
 Tensor stack(TensorList tensors, int64_t dim = 0);
 Tensor& sum_out(Tensor& out, const Tensor& self);
+Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim = false,
+           std::optional<ScalarType> dtype = std::nullopt);
+Tensor& sum_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim = false,
+                std::optional<ScalarType> dtype = std::nullopt);
 Tensor& amax_out(Tensor& out, const Tensor& self);
 Tensor& cat_out(Tensor& out, TensorList tensors, int64_t dim = 0);
 bool equal(const Tensor& a, const Tensor& b);

@@ -1,0 +1,5 @@
+// opreg::torch_compat: libtorch's <torch/headeronly/core/ScalarType.h> (libtorch >= 2.9), mapped onto opreg
+// (docs/torch_compat.md).
+#pragma once
+
+#include "opreg/torch_compat/scalar_type.h"

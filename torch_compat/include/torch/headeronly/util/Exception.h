@@ -1,0 +1,5 @@
+// opreg::torch_compat: libtorch's <torch/headeronly/util/Exception.h> (libtorch >= 2.9; STD_TORCH_CHECK),
+// mapped onto opreg (docs/torch_compat.md).
+#pragma once
+
+#include "opreg/torch_compat/macros.h"
