@@ -183,6 +183,13 @@ TEST_CASE("at::Tensor metadata and typed data pointers", "[torch_compat][tensor]
                "expected scalar type Float but found BFloat16");
   RequireError([&] { t.size(3); }, ErrorKind::kIndex, "out of range");
   CHECK_FALSE(at::Tensor().defined());
+  CHECK(t.storage().nbytes() == 48);
+  CHECK(t.storage().data() == t.data_ptr());
+  CHECK(t.slice(0, 1).storage().is_alias_of(t.storage()));
+  CHECK_FALSE(t.is_pinned());                   // ordinary host memory
+  { const at::DeviceGuard guard(t.device()); }  // CPU: nothing to set
+  { const c10::OptionalDeviceGuard guard(at::device_of(at::Tensor())); }
+  RequireError([] { AT_ERROR("unsupported case ", 3); }, ErrorKind::kRuntime, "unsupported case 3");
 }
 
 TEST_CASE("at::Tensor views share storage", "[torch_compat][tensor]") {

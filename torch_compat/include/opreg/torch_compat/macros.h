@@ -140,6 +140,8 @@ void Warn(const std::string& message, const char* file, int line);
     }();                                                                \
     (void)opreg_warned_;                                                \
   } while (false)
+// The older spelling of an unconditional error (deprecated in libtorch, still common).
+#define AT_ERROR(...) TORCH_CHECK(false, ##__VA_ARGS__)
 // torch/headeronly's check (libtorch >= 2.9), which stable-ABI code uses.
 #define STD_TORCH_CHECK(cond, ...) TORCH_CHECK(cond, ##__VA_ARGS__)
 

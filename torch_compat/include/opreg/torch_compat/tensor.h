@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "opreg/core/scalar.h"
+#include "opreg/core/storage.h"
 #include "opreg/core/tensor.h"
 #include "opreg/torch_compat/array_ref.h"
 #include "opreg/torch_compat/device.h"
@@ -68,6 +69,56 @@ struct OpregTorchCompatUnsupported : std::false_type {};
                   "docs/torch_compat.md); compute it in the kernel or call an "           \
                   "opreg op");                                                            \
   }
+
+namespace c10 {
+
+// The storage behind a tensor (Tensor::storage()): its bytes and device. A handle: it keeps the
+// memory alive like a tensor does.
+class Storage {
+ public:
+  Storage() = default;
+  explicit Storage(::opreg::Storage s) : s_(std::move(s)) {}
+  size_t nbytes() const { return s_.nbytes(); }
+  const void* data() const { return s_.data(); }
+  void* mutable_data() const { return s_.data(); }
+  Device device() const { return Device(s_.device()); }
+  bool is_alias_of(const Storage& other) const { return s_.is_same(other.s_); }
+  size_t use_count() const { return s_.use_count(); }
+
+ private:
+  ::opreg::Storage s_;
+};
+
+// Makes a device current for its scope (CUDA: the device; CPU and meta: nothing), restoring the
+// previous one. kNotImplemented for a CUDA device in an opreg built without CUDA.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(Device device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  void* guard_ = nullptr;  // an opreg::CudaDeviceGuard for CUDA devices
+};
+
+// DeviceGuard for a device that may be absent (nullopt: nothing).
+class OptionalDeviceGuard {
+ public:
+  OptionalDeviceGuard() = default;
+  explicit OptionalDeviceGuard(std::optional<Device> device) {
+    if (device) guard_.emplace(*device);
+  }
+  void reset_device(Device device) {
+    guard_.reset();
+    guard_.emplace(device);
+  }
+
+ private:
+  std::optional<DeviceGuard> guard_;
+};
+
+}  // namespace c10
 
 namespace at {
 
@@ -198,6 +249,9 @@ class Tensor {
   bool is_cpu() const { return t_.is_cpu(); }
   bool is_meta() const { return t_.is_meta(); }
   bool is_floating_point() const { return isFloatingType(scalar_type()); }
+  // Page-locked host memory (asked of the CUDA runtime; false in a build without CUDA).
+  bool is_pinned() const;
+  Storage storage() const { return Storage(t_.storage()); }
   bool is_complex() const { return false; }
   bool is_sparse() const { return false; }
   bool is_quantized() const { return false; }
@@ -327,7 +381,6 @@ class Tensor {
   OPREG_TORCH_COMPAT_UNSUPPORTED("at::Tensor::softmax", softmax)
   OPREG_TORCH_COMPAT_UNSUPPORTED("at::Tensor::sort", sort)
   OPREG_TORCH_COMPAT_UNSUPPORTED("at::Tensor::topk", topk)
-  OPREG_TORCH_COMPAT_UNSUPPORTED("at::Tensor::storage", storage)
   OPREG_TORCH_COMPAT_UNSUPPORTED("at::Tensor::record_stream", record_stream)
 
  private:
