@@ -1,7 +1,8 @@
 // libtorch's CUDA helpers for kernel code: at::cuda::getCurrentCUDAStream (opreg's current
 // stream of a device, which callers from Python or torch set), CUDAStream, CUDAGuard /
-// OptionalCUDAGuard (opreg::CudaDeviceGuard), getCurrentDeviceProperties, the C10_CUDA_CHECK
-// family. Include only from translation units compiled with the CUDA toolkit's headers.
+// OptionalCUDAGuard (opreg::CudaDeviceGuard), getCurrentDeviceProperties,
+// getCurrentCUDABlasHandle, the C10_CUDA_CHECK family. Include only from translation units compiled
+// with the CUDA toolkit's headers.
 //
 // Errors: a failing CUDA call in C10_CUDA_CHECK / AT_CUDA_CHECK throws opreg::Error (kRuntime)
 // with cudaGetErrorString's text and the call site.
@@ -10,6 +11,7 @@
 #pragma once
 
 // cuda.h too, as libtorch's CUDA headers bring it (kernels test CUDA_VERSION).
+#include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
@@ -109,6 +111,9 @@ class OptionalCUDAGuard {
 
 // Cached per device for the process.
 cudaDeviceProp* getDeviceProperties(DeviceIndex device);
+// This thread's cuBLAS handle for the current device, bound to the current stream (created on
+// first use, destroyed when the thread exits).
+cublasHandle_t getCurrentCUDABlasHandle();
 inline cudaDeviceProp* getCurrentDeviceProperties() {
   return getDeviceProperties(current_device());
 }
