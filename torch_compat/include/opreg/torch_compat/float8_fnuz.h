@@ -51,24 +51,25 @@ C10_HOST_DEVICE inline uint8_t FloatToFnuz(float f, int mbits, int bias) {
 
 }  // namespace detail
 
-struct Float8_e4m3fnuz {
+namespace detail {
+
+// One fnuz format: kMantissaBits mantissa bits, exponent bias kBias.
+template <int kMantissaBits, int kBias>
+struct Float8Fnuz {
   uint8_t x = 0;
   using from_bits_t = ::opreg::FromBitsTag;
   C10_HOST_DEVICE static constexpr from_bits_t from_bits() { return from_bits_t(); }
-  Float8_e4m3fnuz() = default;
-  C10_HOST_DEVICE constexpr Float8_e4m3fnuz(uint8_t bits, from_bits_t) : x(bits) {}
-  C10_HOST_DEVICE Float8_e4m3fnuz(float f) : x(detail::FloatToFnuz(f, 3, 8)) {}    // NOLINT
-  C10_HOST_DEVICE operator float() const { return detail::FnuzToFloat(x, 3, 8); }  // NOLINT
+  Float8Fnuz() = default;
+  C10_HOST_DEVICE constexpr Float8Fnuz(uint8_t bits, from_bits_t) : x(bits) {}
+  C10_HOST_DEVICE Float8Fnuz(float f) : x(FloatToFnuz(f, kMantissaBits, kBias)) {}  // NOLINT
+  C10_HOST_DEVICE operator float() const {                                          // NOLINT
+    return FnuzToFloat(x, kMantissaBits, kBias);
+  }
 };
 
-struct Float8_e5m2fnuz {
-  uint8_t x = 0;
-  using from_bits_t = ::opreg::FromBitsTag;
-  C10_HOST_DEVICE static constexpr from_bits_t from_bits() { return from_bits_t(); }
-  Float8_e5m2fnuz() = default;
-  C10_HOST_DEVICE constexpr Float8_e5m2fnuz(uint8_t bits, from_bits_t) : x(bits) {}
-  C10_HOST_DEVICE Float8_e5m2fnuz(float f) : x(detail::FloatToFnuz(f, 2, 16)) {}    // NOLINT
-  C10_HOST_DEVICE operator float() const { return detail::FnuzToFloat(x, 2, 16); }  // NOLINT
-};
+}  // namespace detail
+
+using Float8_e4m3fnuz = detail::Float8Fnuz<3, 8>;   // max 240
+using Float8_e5m2fnuz = detail::Float8Fnuz<2, 16>;  // max 57344
 
 }  // namespace c10
