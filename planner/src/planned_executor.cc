@@ -1,6 +1,8 @@
 #include "opreg/planner/planned_executor.h"
 
+#include <atomic>
 #include <cstring>
+#include <mutex>
 #include <optional>
 
 #include "opreg/core/error.h"
@@ -44,33 +46,65 @@ struct PlannedExecutor::CachedPlan {
   std::vector<std::optional<OperatorHandle>> out_ops;
 };
 
+// One input signature's plan: made once (concurrent first callers wait for one planning,
+// callers of other signatures are not involved), then replayed under its own lock, since
+// every replay of it writes the same arena.
+struct PlannedExecutor::PlanSlot {
+  std::once_flag once;
+  std::unique_ptr<CachedPlan> plan;
+  std::atomic<bool> ready{false};
+  std::mutex replay_mu;
+};
+
 PlannedExecutor::PlannedExecutor(Graph graph, PlanOptions options)
-    : graph_(std::move(graph)), options_(options) {}
+    : graph_(std::move(graph)), options_(options), mu_(std::make_unique<std::mutex>()) {}
 PlannedExecutor::~PlannedExecutor() = default;
 PlannedExecutor::PlannedExecutor(PlannedExecutor&&) noexcept = default;
 PlannedExecutor& PlannedExecutor::operator=(PlannedExecutor&&) noexcept = default;
 
-size_t PlannedExecutor::num_cached_plans() const { return plans_.size(); }
+size_t PlannedExecutor::num_cached_plans() const {
+  std::lock_guard<std::mutex> lock(*mu_);
+  size_t n = 0;
+  for (const auto& [key, slot] : plans_) n += slot->ready.load(std::memory_order_acquire);
+  return n;
+}
 
 std::vector<std::string> PlannedExecutor::TakeVerifierFindings() {
+  std::lock_guard<std::mutex> lock(*mu_);
   return std::exchange(findings_, {});
 }
 
 void PlannedExecutor::Report(std::string finding) {
   if (options_.verify == VerifyMode::kAssert) OPREG_THROW(kRuntime, "verifier: ", finding);
   Logger().error("verifier: {}", finding);
+  std::lock_guard<std::mutex> lock(*mu_);
   findings_.push_back(std::move(finding));
 }
 
 const MemoryPlan& PlannedExecutor::PlanFor(const std::vector<Tensor>& inputs) {
-  return PlanForInputs(inputs).plan;
+  return SlotFor(inputs).plan->plan;
 }
 
-PlannedExecutor::CachedPlan& PlannedExecutor::PlanForInputs(const std::vector<Tensor>& inputs) {
+PlannedExecutor::PlanSlot& PlannedExecutor::SlotFor(const std::vector<Tensor>& inputs) {
   const std::string key = Signature(inputs);
-  auto it = plans_.find(key);
-  if (it != plans_.end()) return *it->second;
+  std::shared_ptr<PlanSlot> slot;
+  {
+    std::lock_guard<std::mutex> lock(*mu_);
+    std::shared_ptr<PlanSlot>& entry = plans_[key];
+    if (entry == nullptr) entry = std::make_shared<PlanSlot>();
+    slot = entry;
+  }
+  // Planning runs under this signature's once_flag only. A planning that throws leaves the
+  // flag unset, so the next call tries again.
+  std::call_once(slot->once, [&] {
+    slot->plan = MakePlan(inputs);
+    slot->ready.store(true, std::memory_order_release);
+  });
+  return *slot;  // plans_ keeps the slot (slots are never removed)
+}
 
+std::unique_ptr<PlannedExecutor::CachedPlan> PlannedExecutor::MakePlan(
+    const std::vector<Tensor>& inputs) const {
   std::vector<TensorSpec> specs;
   for (const Tensor& t : inputs) specs.push_back(TensorSpec::Of(t));
   auto cached = std::make_unique<CachedPlan>();
@@ -114,12 +148,14 @@ PlannedExecutor::CachedPlan& PlannedExecutor::PlanForInputs(const std::vector<Te
           cached->arena.storage(), spec.sizes, spec.strides, g.offset / item, spec.dtype));
     }
   }
-  return *plans_.emplace(key, std::move(cached)).first->second;
+  return cached;
 }
 
 std::vector<Tensor> PlannedExecutor::Run(const std::vector<Tensor>& inputs) {
   std::vector<Tensor> results;
-  Replay(PlanForInputs(inputs), inputs, nullptr, &results);
+  PlanSlot& slot = SlotFor(inputs);
+  std::lock_guard<std::mutex> lock(slot.replay_mu);
+  Replay(*slot.plan, inputs, nullptr, &results);
   return results;
 }
 
@@ -127,7 +163,9 @@ void PlannedExecutor::Run(const std::vector<Tensor>& inputs, const std::vector<T
   OPREG_CHECK_VALUE(outputs.size() == graph_.outputs().size(), "the graph has ",
                     graph_.outputs().size(), " outputs, got ", outputs.size(), " buffers");
   std::vector<Tensor> results;
-  Replay(PlanForInputs(inputs), inputs, &outputs, &results);
+  PlanSlot& slot = SlotFor(inputs);
+  std::lock_guard<std::mutex> lock(slot.replay_mu);
+  Replay(*slot.plan, inputs, &outputs, &results);
 }
 
 void PlannedExecutor::Replay(CachedPlan& cached, const std::vector<Tensor>& inputs,

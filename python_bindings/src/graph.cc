@@ -128,13 +128,26 @@ class GraphCapture {
   py::object Replay(py::args inputs) {
     PlannedExecutor& ex = Executor();
     std::vector<Tensor> ins = Inputs(inputs);
-    std::vector<Tensor> outs = ex.Run(ins);
+    std::vector<Tensor> outs;
+    {
+      // Planning a new shape (seconds with a search budget) and the replay itself run without
+      // the GIL: other Python threads go on, replays of planned shapes included (the executor
+      // is thread-safe; Python kernels take the GIL themselves).
+      py::gil_scoped_release nogil;
+      outs = ex.Run(ins);
+    }
     return Pack(outs);
   }
 
   py::dict PlanStats(py::args inputs) {
     PlannedExecutor& ex = Executor();
-    const MemoryPlan& plan = ex.PlanFor(Inputs(inputs));
+    std::vector<Tensor> ins = Inputs(inputs);
+    const MemoryPlan* planned = nullptr;
+    {
+      py::gil_scoped_release nogil;
+      planned = &ex.PlanFor(ins);
+    }
+    const MemoryPlan& plan = *planned;
     py::dict d;
     d["arena_bytes"] = plan.arena_bytes;
     d["lb_bytes"] = plan.lb_bytes;

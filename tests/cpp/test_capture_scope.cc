@@ -1,9 +1,8 @@
 // CaptureScope: ordinary C++ calls (typed and boxed) recorded on the capturing thread only,
 // in-place calls renaming the caller's tensor, kernels run by the capture calling ops for real,
 // no nesting, and the captured graph replaying to the eager results.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -59,9 +58,7 @@ struct Ops {
     lib.def("add_(Tensor(a!) x, Tensor y) -> Tensor(a!)");
     lib.def("twice(Tensor x) -> Tensor");  // its meta function calls cs::add
     cpu.impl("add.out", &AddOut).impl("relu.out", &ReluOut).impl("add_", &AddInplace);
-    cpu.impl("twice", [](const Tensor& x) {
-      return Add().call(x, x);
-    });
+    cpu.impl("twice", [](const Tensor& x) { return Add().call(x, x); });
     meta.impl("add", [](const Tensor& x, const Tensor& y) { return opreg::empty_like(x); });
     meta.impl("relu", [](const Tensor& x) { return opreg::empty_like(x); });
     meta.impl("add_", [](Tensor& x, const Tensor& y) -> Tensor& { return x; });
@@ -116,8 +113,7 @@ TEST_CASE("ordinary calls inside a CaptureScope are recorded, not run", "[captur
   CHECK(Values(r[0]) == std::vector<float>{-1, 5, -3, 9});
 }
 
-TEST_CASE("an in-place call inside a capture returns the caller's tensor, renamed",
-          "[capture]") {
+TEST_CASE("an in-place call inside a capture returns the caller's tensor, renamed", "[capture]") {
   Ops ops;
   Tensor x = Input({1, 2, 3});
   Tensor y = Input({10, 20, 30});
@@ -126,7 +122,7 @@ TEST_CASE("an in-place call inside a capture returns the caller's tensor, rename
   Tensor& r = add_.call(x, y);
   CHECK(&r == &x);  // the reference is the argument, as outside a capture
   CHECK(Values(x) == std::vector<float>{1, 2, 3});  // not run
-  Tensor z = Ops::Add().call(x, y);  // reads the renamed x
+  Tensor z = Ops::Add().call(x, y);                 // reads the renamed x
   std::optional<CaptureScope::Entry> renamed = capture.Lookup(x);
   REQUIRE(renamed.has_value());
   CHECK(renamed->value.id != capture.Lookup(y)->value.id);
@@ -216,3 +212,82 @@ TEST_CASE("capture scopes do not nest, and calls run again after Finish", "[capt
 }
 
 }  // namespace
+
+// An op whose Meta kernel, for 8-element inputs, waits until the test releases it: planning a
+// graph for that input signature then takes as long as the test wants.
+struct GateOps {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false;
+  bool released = false;
+  std::atomic<int> plans_of_16{0};
+  Library lib{Library::FRAGMENT, "csgate", std::nullopt, "gate.cc", 1};
+  Library cpu{Library::IMPL, "csgate", DispatchKey::kCPU, "gate.cc", 2};
+  Library meta{Library::IMPL, "csgate", DispatchKey::kMeta, "gate.cc", 3};
+  GateOps() {
+    lib.def("gate(Tensor x) -> Tensor");
+    lib.def("gate.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)");
+    cpu.impl("gate.out", [](const Tensor& x, Tensor& out) -> Tensor& {
+      for (int64_t i = 0; i < x.numel(); ++i) F(out)[i] = 2 * F(x)[i];
+      return out;
+    });
+    meta.impl("gate", [this](const Tensor& x) {
+      if (x.numel() == 16) ++plans_of_16;
+      if (x.numel() == 8) {
+        std::unique_lock<std::mutex> lock(mu);
+        entered = true;
+        cv.notify_all();
+        cv.wait(lock, [this] { return released; });
+      }
+      return opreg::empty_like(x);
+    });
+  }
+  void WaitEntered() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [this] { return entered; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu);
+    released = true;
+    cv.notify_all();
+  }
+};
+
+TEST_CASE("planning a new input signature never blocks replays that have a plan",
+          "[capture][threads]") {
+  GateOps ops;
+  auto gate = Dispatcher::Get().FindOpOrThrow("csgate::gate").typed<Tensor(const Tensor&)>();
+  Graph g;
+  {
+    CaptureScope capture;
+    Tensor x = Input({1, 2, 3, 4});
+    g = capture.Finish({gate.call(x)});
+  }
+  PlannedExecutor ex(std::move(g));
+  CHECK(Values(ex.Run({Input({1, 2, 3, 4})})[0]) == std::vector<float>{2, 4, 6, 8});
+  REQUIRE(ex.num_cached_plans() == 1);
+
+  // Another thread plans 8-element inputs; its planning waits inside the Meta kernel.
+  std::thread planner([&] {
+    std::vector<Tensor> r = ex.Run({Input({1, 1, 1, 1, 1, 1, 1, 1})});
+    CHECK(Values(r[0]) == std::vector<float>(8, 2.0f));
+  });
+  ops.WaitEntered();
+  // Meanwhile the planned signature replays, more than once, without waiting.
+  for (int i = 0; i < 3; ++i) {
+    CHECK(Values(ex.Run({Input({0, 1, 0, 1})})[0]) == std::vector<float>{0, 2, 0, 2});
+  }
+  CHECK(ex.num_cached_plans() == 1);  // the 8-element plan is not made yet
+  ops.Release();
+  planner.join();
+  CHECK(ex.num_cached_plans() == 2);
+
+  // Concurrent first calls with one new signature share one planning.
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&] { ex.Run({opreg::full({16}, 1.0, DType::kFloat32)}); });
+  }
+  for (std::thread& t : callers) t.join();
+  CHECK(ops.plans_of_16 == 1);
+  CHECK(ex.num_cached_plans() == 3);
+}

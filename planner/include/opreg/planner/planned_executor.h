@@ -13,11 +13,18 @@
 // storage that aliases an input without the schema saying so, or an intermediate still
 // referenced after its last use (a kernel or user kept it alive).
 //
-// Errors: opreg::Error naming the op (and value) at fault. Thread safety: one executor runs one
-// replay at a time (not synchronized).
+// Errors: opreg::Error naming the op (and value) at fault.
+//
+// Thread safety: Run and PlanFor may be called from several threads. Planning a new input
+// signature (seconds, with an exact-search budget) happens outside every lock but that
+// signature's: replays of signatures that already have a plan never wait for it, and
+// concurrent first calls with one signature wait for a single planning (a plan is made once per
+// signature). Replays of one signature are serialized (they share its arena); replays of
+// different signatures run concurrently.
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -48,14 +55,18 @@ class PlannedExecutor {
 
  private:
   struct CachedPlan;
-  CachedPlan& PlanForInputs(const std::vector<Tensor>& inputs);
+  struct PlanSlot;
+  // The slot of these inputs' signature, its plan made (once) if it was not yet.
+  PlanSlot& SlotFor(const std::vector<Tensor>& inputs);
+  std::unique_ptr<CachedPlan> MakePlan(const std::vector<Tensor>& inputs) const;
   void Replay(CachedPlan& cached, const std::vector<Tensor>& inputs,
               const std::vector<Tensor>* outputs, std::vector<Tensor>* results);
   void Report(std::string finding);
 
   Graph graph_;
   PlanOptions options_;
-  absl::flat_hash_map<std::string, std::unique_ptr<CachedPlan>> plans_;
+  std::unique_ptr<std::mutex> mu_;  // guards plans_ (the map, not the slots) and findings_
+  absl::flat_hash_map<std::string, std::shared_ptr<PlanSlot>> plans_;
   std::vector<std::string> findings_;
 };
 
