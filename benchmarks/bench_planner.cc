@@ -2,7 +2,7 @@
 // traces (planner_traces.h), plus plan time for 10,000 buffers.
 //
 //   bench_planner [--json PATH] [--plot DIR] [--runs N]
-//                 [--budget-ms N] [--minimalloc DIR] [--exact-json PATH]
+//                 [--budget-ms N] [--minimalloc DIR] [--minimalloc-bin PATH] [--exact-json PATH]
 //
 // Table on stdout: per trace the no-reuse total ("naive"), the caching-allocator model's reserved
 // peak, exact-size reuse with the #159530 rule, the arena, the LB, arena/LB and the plan time
@@ -16,7 +16,8 @@
 // guillotine instances with a known optimum (LB = W) and every `*.csv` of MiniMalloc's
 // benchmark (google/minimalloc, benchmarks/challenging/, Apache-2.0; kept in
 // tests/data/minimalloc, or --minimalloc DIR), each placed by the heuristics and by the exact
-// search, side by side.
+// search, side by side; --minimalloc-bin PATH (a MiniMalloc solver built from google/minimalloc)
+// also times MiniMalloc on each of its instances at their capacity, in the same run.
 // --exact-json PATH writes that section's rows.
 #include <algorithm>
 #include <cstdio>
@@ -158,13 +159,13 @@ void WriteJson(std::ostream& os, const std::vector<Row>& rows) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string json_path, plot_dir, minimalloc_dir, exact_json_path;
+  std::string json_path, plot_dir, minimalloc_dir, exact_json_path, minimalloc_bin;
   int runs = 5;
   double budget_ms = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if ((a == "--json" || a == "--plot" || a == "--runs" || a == "--budget-ms" ||
-         a == "--minimalloc" || a == "--exact-json") &&
+         a == "--minimalloc" || a == "--exact-json" || a == "--minimalloc-bin") &&
         i + 1 < argc) {
       const std::string v = argv[++i];
       if (a == "--json") json_path = v;
@@ -173,9 +174,10 @@ int main(int argc, char** argv) {
       if (a == "--budget-ms") budget_ms = std::max(0.0, std::atof(v.c_str()));
       if (a == "--minimalloc") minimalloc_dir = v;
       if (a == "--exact-json") exact_json_path = v;
+      if (a == "--minimalloc-bin") minimalloc_bin = v;
     } else {
       std::cerr << "usage: bench_planner [--json PATH] [--plot DIR] [--runs N] [--budget-ms N] "
-                   "[--minimalloc DIR] [--exact-json PATH]\n";
+                   "[--minimalloc DIR] [--minimalloc-bin PATH] [--exact-json PATH]\n";
       return 2;
     }
   }
@@ -276,6 +278,7 @@ int main(int argc, char** argv) {
           return 2;
         }
         c.alignment = 1;
+        c.source_csv = f;
         cases.push_back(std::move(c));
       }
     }
@@ -287,9 +290,10 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
-    all_verified = opreg::bench::RunExactSection(cases, budget_ms,
-                                                 exact_json_path.empty() ? nullptr : &exact_json) &&
-                   all_verified;
+    all_verified =
+        opreg::bench::RunExactSection(
+            cases, budget_ms, exact_json_path.empty() ? nullptr : &exact_json, minimalloc_bin) &&
+        all_verified;
   }
   return all_verified ? 0 : 1;
 }

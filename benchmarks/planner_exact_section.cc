@@ -3,8 +3,13 @@
 // get the decision search at that capacity, the question MiniMalloc's benchmark asks.
 #include "planner_exact_section.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
 
 #include "nlohmann/json.hpp"
 #include "opreg/planner/exact_placement.h"
@@ -19,16 +24,39 @@ double MsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+// `s` quoted for /bin/sh.
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+// Runs MiniMalloc on `csv` at `capacity`; returns its wall time in ms, or -1 when it failed.
+double RunMiniMalloc(const std::string& bin, const std::string& csv, int64_t capacity) {
+  const std::string out = (std::filesystem::temp_directory_path() /
+                           ("opreg_minimalloc_" + std::to_string(getpid()) + ".csv"))
+                              .string();
+  const std::string cmd = ShellQuote(bin) + " --capacity=" + std::to_string(capacity) +
+                          " --input=" + ShellQuote(csv) + " --output=" + ShellQuote(out) +
+                          " > /dev/null 2>&1";
+  const auto start = Clock::now();
+  const int status = std::system(cmd.c_str());
+  const double ms = MsSince(start);
+  std::filesystem::remove(out);
+  return status == 0 ? ms : -1;
+}
+
 }  // namespace
 
-bool RunExactSection(const std::vector<ExactCase>& cases, double budget_ms, std::ostream* json) {
+bool RunExactSection(const std::vector<ExactCase>& cases, double budget_ms, std::ostream* json,
+                     const std::string& minimalloc_bin) {
   std::printf(
       "\nexact mode (budget %.0f ms per trace; heuristic | exact; proof: lb = arena equals "
       "the lower bound, search = no smaller arena fits, - = not proven)\n",
       budget_ms);
-  std::printf("%-22s %-10s %5s %9s %8s %8s | %8s %6s %9s | %9s %5s %5s %11s %9s\n", "trace", "kind",
-              "#bufs", "LB", "arena/LB", "ms", "arena/LB", "proof", "ms", "capacity", "fits",
-              "fits", "decision", "ms");
+  std::printf("%-22s %-10s %5s %9s %8s %8s | %8s %6s %9s | %9s %5s %5s %11s %9s%s\n", "trace",
+              "kind", "#bufs", "LB", "arena/LB", "ms", "arena/LB", "proof", "ms", "capacity",
+              "fits", "fits", "decision", "ms", minimalloc_bin.empty() ? "" : " | MiniMalloc ms");
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   bool verified = true;
   int with_capacity = 0, heuristic_fit = 0, exact_fit = 0, decision_fit = 0;
@@ -80,10 +108,19 @@ bool RunExactSection(const std::vector<ExactCase>& cases, double budget_ms, std:
       row["decision_ms"] = ms;
       row["decision_nodes"] = nodes;
     }
-    std::printf("%-22s %-10s %5zu %9lld %8.3f %8.2f | %8.3f %6s %9.1f | %9s %5s %5s %11s %9s\n",
+    std::string theirs;
+    if (!minimalloc_bin.empty() && !c.source_csv.empty() && c.capacity > 0) {
+      const double m_ms = RunMiniMalloc(minimalloc_bin, c.source_csv, c.capacity);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, " | %14s", m_ms < 0 ? "failed" : "");
+      if (m_ms >= 0) std::snprintf(buf, sizeof buf, " | %14.1f", m_ms);
+      theirs = buf;
+      row["minimalloc_ms"] = m_ms;
+    }
+    std::printf("%-22s %-10s %5zu %9lld %8.3f %8.2f | %8.3f %6s %9.1f | %9s %5s %5s %11s %9s%s\n",
                 c.trace.name.c_str(), c.trace.kind.c_str(), b.size(), static_cast<long long>(lb),
                 ratio(h.arena_bytes), h_ms, ratio(e.arena_bytes), proof, e.search_ms, capacity,
-                fits_h, fits_e, decision, d_ms);
+                fits_h, fits_e, decision, d_ms, theirs.c_str());
     rows.push_back(std::move(row));
   }
   if (with_capacity > 0) {
