@@ -16,16 +16,17 @@ namespace {
 
 constexpr std::string_view kWildcardNamespace = "_";
 
-std::string_view KindName(Library::Kind kind) {
+// "OPREG_LIBRARY_IMPL" for (IMPL, "OPREG_LIBRARY"), "TORCH_LIBRARY" for (DEF, "TORCH_LIBRARY").
+std::string KindName(Library::Kind kind, std::string_view macro) {
   switch (kind) {
     case Library::DEF:
-      return "OPREG_LIBRARY";
+      return std::string(macro);
     case Library::FRAGMENT:
-      return "OPREG_LIBRARY_FRAGMENT";
+      return StrCat(macro, "_FRAGMENT");
     case Library::IMPL:
-      return "OPREG_LIBRARY_IMPL";
+      return StrCat(macro, "_IMPL");
   }
-  return "?";
+  return std::string(macro);
 }
 
 // Errors of blocks run at static initialization (see StaticRegistrationErrors).
@@ -91,14 +92,15 @@ Library& Library::Registration(const SourceLocation& where, Body&& body) {
 }
 
 Library::Library(Kind kind, std::string ns, std::optional<DispatchKey> key, const char* file,
-                 uint32_t line)
+                 uint32_t line, const char* macro)
     : kind_(kind),
+      macro_(macro),
       ns_(std::move(ns)),
       key_(key),
       where_{file != nullptr ? file : "", static_cast<int>(line)} {
   if (ns_ == kWildcardNamespace && kind_ != IMPL) {
     Check(absl::InvalidArgumentError(StrCat(
-        "cannot define ", KindName(kind_),
+        "cannot define ", KindName(kind_, macro_),
         " with the wildcard namespace _ (every library needs a namespace). Did you mean to use "
         "OPREG_LIBRARY_IMPL instead?")));
   }
@@ -111,7 +113,7 @@ Library::~Library() {
 }
 
 std::string Library::BlockDescription() const {
-  return StrCat(KindName(kind_), " block at ", where_.str());
+  return StrCat(KindName(kind_, macro_), " block at ", where_.str());
 }
 
 void Library::Check(const absl::Status& status) const {
@@ -134,9 +136,9 @@ OperatorName Library::QualifiedName(std::string_view name) const {
   }
   OperatorName op = std::get<OperatorName>(*std::move(parsed));
   if (!op.ns().empty() && op.ns() != ns_ && ns_ != kWildcardNamespace) {
-    Check(absl::InvalidArgumentError(
-        StrCat("Explicitly provided namespace (", ToAbsl(op.ns()), ") in operator name ", op.str(),
-               " does not match namespace of enclosing ", KindName(kind_), " block (", ns_, ")")));
+    Check(absl::InvalidArgumentError(StrCat(
+        "Explicitly provided namespace (", ToAbsl(op.ns()), ") in operator name ", op.str(),
+        " does not match namespace of enclosing ", KindName(kind_, macro_), " block (", ns_, ")")));
   }
   op.SetNamespaceIfNotSet(ns_);
   return op;
@@ -165,8 +167,8 @@ Library& Library::def(std::string_view schema_text, std::vector<std::string> tag
     if (!schema->operator_name().ns().empty() && schema->operator_name().ns() != ns_) {
       Check(absl::InvalidArgumentError(StrCat(
           "Explicitly provided namespace (", ToAbsl(schema->operator_name().ns()),
-          ") in schema string does not match namespace of enclosing ", KindName(kind_), " block (",
-          ns_,
+          ") in schema string does not match namespace of enclosing ", KindName(kind_, macro_),
+          " block (", ns_,
           "). Move this definition to the (unique) OPREG_LIBRARY block corresponding to this "
           "namespace (and consider deleting the namespace from your schema string.)")));
     }
@@ -348,14 +350,15 @@ Library& Library::def_functional(std::string_view functional_schema, std::string
 namespace detail {
 
 LibraryInit::LibraryInit(Library::Kind kind, void (*init)(Library&), const char* ns,
-                         std::optional<DispatchKey> key, const char* file, uint32_t line) {
+                         std::optional<DispatchKey> key, const char* file, uint32_t line,
+                         const char* macro) {
   // Errors must not escape static initialization (that would terminate the process while a
   // shared library loads): they are logged and kept for the lookups that will fail.
   // Each registration call of the block records its own error and the block goes on (see
   // Library::Registration); what still lands here failed outside a call: the block itself
   // (a second OPREG_LIBRARY for a namespace) or code of the block between calls.
   try {
-    library_.emplace(kind, ns, key, file, line);
+    library_.emplace(kind, ns, key, file, line, macro);
     library_->record_errors_ = true;
     init(*library_);
   } catch (const Error& e) {

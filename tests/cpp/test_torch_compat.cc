@@ -105,6 +105,7 @@ TEST_CASE("TORCH_LIBRARY blocks register through opreg; each failure is kept apa
     if (e.find("bad(Tensor x -> Tensor") != std::string::npos) {
       ++bad_schema;
       CHECK(e.find(file + ":" + std::to_string(kBadSchemaLine)) != std::string::npos);
+      CHECK(e.find("while processing TORCH_LIBRARY block at") != std::string::npos);
     }
     if (e.find("dispatch key Autograd has no opreg counterpart") != std::string::npos) {
       ++unsupported_key;

@@ -46,8 +46,10 @@ class Library {
   enum Kind { DEF, FRAGMENT, IMPL };
 
   // `ns` "_" is the wildcard namespace of IMPL blocks that register fallbacks.
+  // `macro` names the block's macro family in error messages ("TORCH_LIBRARY" for blocks of
+  // opreg::torch_compat): "<macro>[_FRAGMENT|_IMPL] block at file:line". A string literal.
   Library(Kind kind, std::string ns, std::optional<DispatchKey> key, const char* file,
-          uint32_t line);
+          uint32_t line, const char* macro = "OPREG_LIBRARY");
   Library(Library&&) = default;
   Library& operator=(Library&&) = delete;
   Library(const Library&) = delete;
@@ -172,6 +174,7 @@ class Library {
   std::string BlockDescription() const;
 
   Kind kind_;
+  const char* macro_;  // a string literal
   std::string ns_;
   std::optional<DispatchKey> key_;
   SourceLocation where_;
@@ -186,7 +189,8 @@ namespace detail {
 class LibraryInit {
  public:
   LibraryInit(Library::Kind kind, void (*init)(Library&), const char* ns,
-              std::optional<DispatchKey> key, const char* file, uint32_t line);
+              std::optional<DispatchKey> key, const char* file, uint32_t line,
+              const char* macro = "OPREG_LIBRARY");
 
  private:
   std::optional<Library> library_;

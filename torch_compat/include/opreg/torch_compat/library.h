@@ -223,7 +223,7 @@ void RunBlock(::opreg::Library& lib) {
   static const ::opreg::detail::LibraryInit C10_CONCATENATE(TORCH_LIBRARY_static_init_, uid)(     \
       ::opreg::Library::kind,                                                                     \
       &::torch::detail::RunBlock<&C10_CONCATENATE(TORCH_LIBRARY_body_, uid)>, #ns, key, __FILE__, \
-      __LINE__);                                                                                  \
+      __LINE__, "TORCH_LIBRARY");                                                                 \
   void C10_CONCATENATE(TORCH_LIBRARY_body_, uid)(::torch::Library & m)
 
 // The one block that defines the ops of namespace `ns`.
