@@ -8,6 +8,7 @@
 
 #include "opreg/core/tensor_factories.h"
 #include "opreg/torch_compat/tensor.h"
+#include "wrap_dim.h"
 
 namespace at {
 namespace {
@@ -67,6 +68,22 @@ Tensor ScalarResult(const Tensor& like, ScalarType dtype, double value) {
 }
 
 bool IsIntegralResult(ScalarType t) { return isIntegralType(t, /*include_bool=*/true); }
+
+// amax / amin over every element; NaN propagates.
+Tensor Extreme(const Tensor& t, bool largest, const char* name) {
+  TORCH_CHECK(t.numel() > 0, name,
+              "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+              "reduction dim with the 'dim' argument.");
+  ::opreg::Tensor v = AsDoubles(t.opreg());
+  double m =
+      largest ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+  for (int64_t i = 0; i < v.numel(); ++i) {
+    const double x = v.data_ptr<double>()[i];
+    if (std::isnan(x)) return ScalarResult(t, t.scalar_type(), x);
+    m = largest ? std::fmax(m, x) : std::fmin(m, x);
+  }
+  return ScalarResult(t, t.scalar_type(), m);
+}
 
 }  // namespace
 
@@ -152,24 +169,7 @@ Tensor Tensor::neg() const {
 }
 
 Tensor Tensor::sum(std::optional<ScalarType> dtype) const {
-  const ScalarType out_type =
-      dtype.value_or(IsIntegralResult(scalar_type()) ? ScalarType::Long : scalar_type());
-  if (is_meta()) return empty({}, options().dtype(out_type));
-  if (IsIntegralResult(scalar_type()) && IsIntegralResult(out_type)) {
-    ::opreg::Tensor v = ::opreg::empty(sizes(), DType::kInt64);
-    StageCopy(v, t_);
-    int64_t total = 0;
-    for (int64_t i = 0; i < v.numel(); ++i) total += v.data_ptr<int64_t>()[i];
-    Tensor out = empty({}, options().dtype(out_type));
-    ::opreg::Tensor boxed = ::opreg::empty({}, DType::kInt64);
-    boxed.data_ptr<int64_t>()[0] = total;
-    StageCopy(out.opreg(), boxed);
-    return out;
-  }
-  ::opreg::Tensor v = AsDoubles(t_);
-  double total = 0;
-  for (int64_t i = 0; i < v.numel(); ++i) total += v.data_ptr<double>()[i];
-  return ScalarResult(*this, out_type, total);
+  return sum(IntArrayRef(), /*keepdim=*/false, dtype);  // no dims: every dim, as in libtorch
 }
 
 Tensor Tensor::sum(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) const {
@@ -178,12 +178,7 @@ Tensor Tensor::sum(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtyp
   const int64_t n = this->dim();
   std::vector<bool> reduced(n, false);
   for (int64_t d : dim) {
-    const int64_t w = d < 0 ? d + std::max<int64_t>(n, 1) : d;
-    TORCH_CHECK_INDEX(w >= 0 && w < std::max<int64_t>(n, 1),
-                      "sum(): Dimension out of range "
-                      "(expected to be in range of [",
-                      -std::max<int64_t>(n, 1), ", ", std::max<int64_t>(n, 1) - 1, "], but got ", d,
-                      ")");
+    const int64_t w = detail::WrapDim(d, n, "sum");
     if (n == 0) continue;
     TORCH_CHECK(!reduced[w], "sum(): dim ", w, " appears multiple times in the list of dims");
     reduced[w] = true;
@@ -238,33 +233,8 @@ Tensor Tensor::mean() const {
                       numel() == 0 ? std::nan("") : total / static_cast<double>(numel()));
 }
 
-Tensor Tensor::amax() const {
-  TORCH_CHECK(numel() > 0,
-              "amax(): Expected reduction dim to be specified for input.numel() == "
-              "0. Specify the reduction dim with the 'dim' argument.");
-  ::opreg::Tensor v = AsDoubles(t_);
-  double m = -std::numeric_limits<double>::infinity();
-  for (int64_t i = 0; i < v.numel(); ++i) {
-    const double x = v.data_ptr<double>()[i];
-    if (std::isnan(x)) return ScalarResult(*this, scalar_type(), x);  // NaN propagates
-    m = std::fmax(m, x);
-  }
-  return ScalarResult(*this, scalar_type(), m);
-}
-
-Tensor Tensor::amin() const {
-  TORCH_CHECK(numel() > 0,
-              "amin(): Expected reduction dim to be specified for input.numel() == "
-              "0. Specify the reduction dim with the 'dim' argument.");
-  ::opreg::Tensor v = AsDoubles(t_);
-  double m = std::numeric_limits<double>::infinity();
-  for (int64_t i = 0; i < v.numel(); ++i) {
-    const double x = v.data_ptr<double>()[i];
-    if (std::isnan(x)) return ScalarResult(*this, scalar_type(), x);
-    m = std::fmin(m, x);
-  }
-  return ScalarResult(*this, scalar_type(), m);
-}
+Tensor Tensor::amax() const { return Extreme(*this, /*largest=*/true, "amax"); }
+Tensor Tensor::amin() const { return Extreme(*this, /*largest=*/false, "amin"); }
 
 bool Tensor::equal(const Tensor& other) const {
   if (sizes() != other.sizes() || scalar_type() != other.scalar_type()) return false;

@@ -6,17 +6,12 @@
 
 #include "opreg/core/intrusive_ptr.h"
 #include "opreg/torch_compat/tensor.h"
+#include "wrap_dim.h"
 
 namespace at {
 namespace {
 
-// `dim` wrapped into [0, ndim); kIndex error naming the method otherwise.
-int64_t WrapDim(int64_t dim, int64_t ndim, const char* method) {
-  const int64_t n = std::max<int64_t>(ndim, 1);
-  TORCH_CHECK_INDEX(dim >= -n && dim < n, method, "(): Dimension out of range (expected to be in ",
-                    "range of [", -n, ", ", n - 1, "], but got ", dim, ")");
-  return dim < 0 ? dim + n : dim;
-}
+using detail::WrapDim;
 
 ::opreg::DimVector Vec(IntArrayRef a) { return ::opreg::DimVector(a.begin(), a.end()); }
 

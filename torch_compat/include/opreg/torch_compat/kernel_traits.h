@@ -8,6 +8,7 @@
 // count, no copy); kernels that write through `Tensor&` write the caller's data.
 #pragma once
 
+#include <iterator>
 #include <optional>
 #include <vector>
 
@@ -53,7 +54,7 @@ struct ArgTraits<std::vector<at::Tensor>> {
   using Storage = std::vector<at::Tensor>;
   static Storage FromIValue(const IValue& v, const detail::ArgSite& at) {
     std::vector<Tensor> ts = ArgTraits<std::vector<Tensor>>::FromIValue(v, at);
-    return Storage(ts.begin(), ts.end());
+    return Storage(std::make_move_iterator(ts.begin()), std::make_move_iterator(ts.end()));
   }
   static IValue ToIValue(c10::ArrayRef<at::Tensor> ts) {
     return IValue(std::vector<Tensor>(ts.begin(), ts.end()));
