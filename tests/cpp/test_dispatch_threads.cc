@@ -30,20 +30,29 @@ TEST_CASE("calls run lock-free while kernels and ops are registered and removed"
   std::atomic<bool> done{false};
   std::atomic<int64_t> bad{0};
   std::atomic<int64_t> calls{0};
+  std::atomic<int> started{0};
   std::vector<std::thread> callers;
   for (int t = 0; t < kCallers; ++t) {
     callers.emplace_back([&, t] {
+      bool counted = false;
       while (!done.load(std::memory_order_acquire)) {
         const int64_t r = t % 2 == 0
                               ? op.call(x, 1)
                               : boxed.CallBoxed({opreg::IValue(x), opreg::IValue(1)})[0].toInt();
         if (r != 1 && r != 2) bad.fetch_add(1);
         calls.fetch_add(1, std::memory_order_relaxed);
+        if (!counted) {
+          counted = true;
+          started.fetch_add(1);
+        }
         // Lookups race with the op map being copied on write.
         if (!Dispatcher::Get().FindOp("threads::f")) bad.fetch_add(1);
       }
     });
   }
+  // On a loaded machine the registrations below can all finish before a caller thread first
+  // runs; wait until the callers are calling so the two really overlap.
+  while (started.load() < kCallers) std::this_thread::yield();
   for (int round = 0; round < kRounds; ++round) {
     Library extra(Library::FRAGMENT, "threads", std::nullopt, __FILE__, __LINE__);
     extra.impl("f", DispatchKey::kCPU, &Override);
