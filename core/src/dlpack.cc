@@ -155,7 +155,8 @@ absl::StatusOr<Tensor> FromDLPack(DLManagedTensor* managed) {
   return FromDLTensor(managed->dl_tensor, managed, &ReleaseImported);
 }
 
-absl::StatusOr<Tensor> FromDLTensor(const DLTensor& dl, void* owner, DataPtr::DeleterFn release) {
+absl::StatusOr<Tensor> FromDLTensor(const DLTensor& dl, void* owner, DataPtr::DeleterFn release,
+                                    RecycleScope* recycle) {
   absl::StatusOr<DType> dtype = FromDLDataType(dl.dtype);
   if (!dtype.ok())
     return absl::InvalidArgumentError(StrCat("FromDLPack(): ", dtype.status().message()));
@@ -202,7 +203,10 @@ absl::StatusOr<Tensor> FromDLTensor(const DLTensor& dl, void* owner, DataPtr::De
   // from_blob validates the layout (overflow, null data) before it takes `owner`, so on any
   // error the caller still owns it.
   try {
-    return from_blob(data, shape, strides, *dtype, device, owner, release);
+    if (recycle == nullptr) return from_blob(data, shape, strides, *dtype, device, owner, release);
+    Tensor t = RecycledTensors::FromBlob(data, shape, strides, *dtype, device, owner, release);
+    recycle->Keep(t);
+    return t;
   } catch (const Error& e) {
     return absl::InvalidArgumentError(StrCat("FromDLPack(): ", e.message()));
   }

@@ -46,6 +46,15 @@ TensorImpl::TensorImpl(Storage storage, IntArrayRef sizes, IntArrayRef strides,
       dtype_(dtype),
       is_contiguous_(ComputeIsContiguous(sizes, strides, numel)) {}
 
+void TensorImpl::ResetLayout(IntArrayRef sizes, IntArrayRef strides, DType dtype, int64_t numel) {
+  sizes_.assign(sizes.begin(), sizes.end());
+  strides_.assign(strides.begin(), strides.end());
+  storage_offset_ = 0;
+  numel_ = numel;
+  dtype_ = dtype;
+  is_contiguous_ = ComputeIsContiguous(sizes, strides, numel);
+}
+
 DimVector ContiguousStrides(IntArrayRef sizes) {
   DimVector strides(sizes.size());
   int64_t stride = 1;

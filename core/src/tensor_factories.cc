@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "blob_layout.h"
 #include "element_convert.h"
 #include "opreg/core/allocator.h"
 
@@ -144,8 +145,8 @@ Tensor arange(double start, double end, double step, DType dtype, Device device)
   return result;
 }
 
-Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device,
-                 void* owner, DataPtr::DeleterFn release) {
+BlobLayout CheckBlobLayout(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype,
+                           Device device) {
   // One pass over the layout for the common, valid case (framework tensors come through here on
   // every call); anything it cannot vouch for goes to the checks that name the problem.
   bool ok = sizes.size() == strides.size();
@@ -167,11 +168,17 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype
   }
   OPREG_CHECK_VALUE(data != nullptr || nbytes == 0 || device.is_meta(),
                     "from_blob(): data is null but the tensor needs ", nbytes, " bytes");
-  auto storage = make_intrusive<StorageImpl>(DataPtr(data, nullptr, nullptr, device),
-                                             static_cast<size_t>(nbytes));
+  return BlobLayout{numel, static_cast<size_t>(nbytes)};
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device,
+                 void* owner, DataPtr::DeleterFn release) {
+  const BlobLayout layout = CheckBlobLayout(data, sizes, strides, dtype, device);
+  auto storage =
+      make_intrusive<StorageImpl>(DataPtr(data, nullptr, nullptr, device), layout.nbytes);
   StorageImpl* raw = storage.get();
   Tensor t(make_intrusive<TensorImpl>(Storage(std::move(storage)), sizes, strides, 0, dtype,
-                                      numel));
+                                      layout.numel));
   // Nothing can throw any more: the storage takes `owner`.
   raw->set_data_ptr(DataPtr(data, owner, release, device));
   return t;

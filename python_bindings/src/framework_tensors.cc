@@ -108,7 +108,7 @@ Tensor ImportThroughApi(py::handle obj, const DLPackExchangeAPI* api) {
   if (api->dltensor_from_py_object_no_sync != nullptr) {
     DLTensor dl{};
     if (api->dltensor_from_py_object_no_sync(obj.ptr(), &dl) != 0) throw py::error_already_set();
-    absl::StatusOr<Tensor> t = FromDLTensor(dl, obj.ptr(), &ReleasePyObject);
+    absl::StatusOr<Tensor> t = FromDLTensor(dl, obj.ptr(), &ReleasePyObject, t_origin.recycle);
     CheckStatus(t.status());
     Py_INCREF(obj.ptr());  // now owned by the tensor's storage
     NoteOrigin(api, dl);
@@ -209,7 +209,7 @@ bool ImportBuffer(py::handle obj, Tensor* out) {
   dl.dtype = dtype;
   dl.shape = shape.data();
   dl.strides = strides.data();
-  absl::StatusOr<Tensor> t = FromDLTensor(dl, owner.get(), &ReleaseBuffer);
+  absl::StatusOr<Tensor> t = FromDLTensor(dl, owner.get(), &ReleaseBuffer, t_origin.recycle);
   if (!t.ok()) {
     PyBuffer_Release(&v);
     CheckStatus(t.status());
@@ -341,6 +341,10 @@ void InitFrameworkTensors(py::module_& m) {
       py::arg("on"),
       "Makes this thread's op calls return opreg.Tensor whatever their inputs were (True) or "
       "tensors of the caller's framework (False, the default); returns the previous setting.");
+  m.def(
+      "_recycled_tensors_cached", [] { return RecycledTensors::CachedOnThisThread(); },
+      "How many tensor objects this thread keeps for the framework tensor arguments of its next "
+      "calls (for tests).");
   m.def(
       "_has_fast_import",
       [](py::handle obj) { return HasFastImport(obj); }, py::arg("obj"),

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "opreg/core/ivalue.h"
+#include "opreg/core/recycled_tensors.h"
 #include "opreg/core/tensor.h"
 #include "opreg/dispatch/dispatcher.h"
 
@@ -74,6 +75,9 @@ struct CallOrigin {
   bool numpy = false;                      // some tensor came from a NumPy array
   int32_t cuda_device = -1;                // device of the first CUDA tensor from `api`
   bool last_import_readonly = false;       // an import since the last check was read-only
+  // The call's RecycleScope: imported framework tensors reuse tensor objects and are given back
+  // when the call ends. Null outside an opreg.ops call (imports that may live on).
+  RecycleScope* recycle = nullptr;
 };
 CallOrigin& ThisCallOrigin();
 class CallOriginScope {

@@ -29,8 +29,10 @@ class OpOverload {
                                            " were given"));
     }
     // Results go back in the framework of the tensor arguments (torch, NumPy, opreg).
+    RecycleScope borrowed;  // the framework tensors' objects, reused by the next call
     CallOriginScope origin(/*op_call=*/true);
-    const CallOrigin& o = origin.Get();  // one thread-local lookup per call, not per argument
+    CallOrigin& o = origin.Get();  // one thread-local lookup per call, not per argument
+    o.recycle = &borrowed;
     Stack stack;
     stack.reserve(convs_.size());
     for (size_t i = 0; i < nargs; ++i) {

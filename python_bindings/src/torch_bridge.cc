@@ -29,6 +29,7 @@
 #include "opreg/core/cuda_stream.h"
 #include "opreg/core/dlpack.h"
 #include "opreg/core/error.h"
+#include "opreg/core/recycled_tensors.h"
 #include "opreg/core/tensor_factories.h"
 
 namespace opreg::python {
@@ -234,9 +235,9 @@ Tensor FromHandleOrThrow(AtenTensorHandle h, const BridgedOp& b, size_t index) {
                                                    static_cast<int>(index), "a CPU or CUDA tensor",
                                                    StrCat("torch device type ", device_type)));
   }
-  return from_blob(data, IntArrayRef(sizes, static_cast<size_t>(ndim)),
-                   IntArrayRef(strides, static_cast<size_t>(ndim)), *opreg_dtype, device, h,
-                   &ReleaseHandle);
+  return RecycledTensors::FromBlob(data, IntArrayRef(sizes, static_cast<size_t>(ndim)),
+                                   IntArrayRef(strides, static_cast<size_t>(ndim)), *opreg_dtype,
+                                   device, h, &ReleaseHandle);
 }
 
 Tensor FromHandle(AtenTensorHandle h, const BridgedOp& b, size_t index) {
@@ -354,6 +355,7 @@ class StackLease {
 };
 
 void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint64_t num_outputs) {
+  RecycleScope borrowed;  // the tensor arguments' objects, reused by the next call
   StackLease lease;
   Stack& s = lease.get();
   s.reserve(num_args);
@@ -372,8 +374,10 @@ void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint
         FreeBox(box);
       }
       s.push_back(FromStable(v, slot.kind, b, i));
-      if (cuda_device < 0 && s.back().isTensor() && s.back().toTensor().is_cuda()) {
-        cuda_device = s.back().toTensor().device().index;
+      if (slot.kind == Kind::kTensor) {
+        const Tensor& t = s.back().toTensor();
+        borrowed.Keep(t);
+        if (cuda_device < 0 && t.is_cuda()) cuda_device = t.device().index;
       }
     } catch (...) {
       for (size_t j = i + 1; j < num_args && j < b.args.size(); ++j) Discard(stack[j], b.args[j]);

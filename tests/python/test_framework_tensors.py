@@ -145,6 +145,36 @@ def test_no_reference_leak_over_100k_calls():
     assert opreg._C._dlpack_live_exports() == live
 
 
+@needs_ops
+def test_argument_objects_are_reused_but_never_while_kept():
+    x = torch.arange(4, dtype=torch.float32)
+    a = np.arange(4, dtype=np.float32)
+    opreg.ops.opreg.add(x, x)
+    cached = opreg._C._recycled_tensors_cached()
+    assert cached >= 2  # both arguments' tensor objects wait for the next call
+    opreg.ops.opreg.add(a, a)
+    assert opreg._C._recycled_tensors_cached() == cached
+    # An out= result aliases its argument: that tensor is kept, not recycled, and stays valid
+    # while later calls reuse the others.
+    opreg.ops.opreg.linear(torch.ones(2, 4), torch.ones(3, 4), torch.ones(3))  # 3 cached
+    before = opreg._C._recycled_tensors_cached()
+    out = torch.zeros(4)
+    r = opreg.ops.opreg.add.out(x, x, out=out)
+    assert r.data_ptr() == out.data_ptr()
+    assert opreg._C._recycled_tensors_cached() == before - 1  # 3 taken, 2 given back
+    del out
+    gc.collect()
+    for _ in range(10):
+        opreg.ops.opreg.add(torch.ones(8), torch.ones(8))
+        opreg.ops.opreg.mul(a, a)
+    torch.testing.assert_close(r, x * 2)
+    # A recycled tensor keeps nothing alive: the argument's memory goes with its last reference.
+    y = torch.ones(3)
+    ry = sys.getrefcount(y)
+    opreg.ops.opreg.add(y, y)
+    assert sys.getrefcount(y) == ry
+
+
 def test_result_keeps_its_memory_alive_after_the_input_dies():
     x = torch.arange(1000, dtype=torch.float32)
     t = opreg.from_dlpack(x)

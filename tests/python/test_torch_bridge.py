@@ -327,3 +327,25 @@ def test_cpp_bridge_keeps_no_references():
     del y, y2
     assert opreg._C._torch_bridge_live_results() == live
     assert (x._use_count(), w._use_count(), bad._use_count()) == uses
+
+
+@needs_ops
+def test_cpp_bridge_reuses_argument_objects_but_never_a_kept_one():
+    if "opreg::rms_norm" in opreg_torch.python_kernels():
+        pytest.skip("this torch has no C bridge for opreg::rms_norm: "
+                    + opreg_torch.python_kernels()["opreg::rms_norm"])
+    x = torch.randn(4, 16)
+    w = torch.rand(16) + 0.5
+    torch.ops.opreg.rms_norm(x, w, 1e-6)
+    cached = opreg._C._recycled_tensors_cached()
+    assert cached >= 2
+    # out= returns a tensor over the out argument's memory: that argument's object is kept.
+    out = torch.zeros(4, 16)
+    r = torch.ops.opreg.rms_norm.out(x, w, 1e-6, out=out)
+    assert r.data_ptr() == out.data_ptr()
+    expect = out.clone()
+    del out
+    for _ in range(10):
+        torch.ops.opreg.rms_norm(torch.randn(4, 16), w, 1e-6)
+    torch.testing.assert_close(r, expect)
+    torch.testing.assert_close(r, x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w)

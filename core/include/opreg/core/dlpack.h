@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "opreg/core/allocator.h"
+#include "opreg/core/recycled_tensors.h"
 #include "opreg/core/tensor.h"
 
 namespace opreg {
@@ -46,8 +47,10 @@ void DescribeDLTensor(const Tensor& tensor, int64_t* shape, int64_t* strides, DL
 // versioned, or a framework's exchange API). On success the tensor's storage owns `owner`:
 // `release(owner)` runs exactly once, when the last tensor viewing the storage dies. On error
 // (see FromDLPack) nothing is taken and the caller still owns `owner`. `dl` is only read
-// during the call (shape and strides are copied).
-absl::StatusOr<Tensor> FromDLTensor(const DLTensor& dl, void* owner, DataPtr::DeleterFn release);
+// during the call (shape and strides are copied). With `recycle`, the tensor comes from
+// RecycledTensors and is kept by the scope, which gives it back when the caller's call ends.
+absl::StatusOr<Tensor> FromDLTensor(const DLTensor& dl, void* owner, DataPtr::DeleterFn release,
+                                    RecycleScope* recycle = nullptr);
 
 // Imports a DLManagedTensor without copying. On success the returned tensor owns `managed`:
 // its deleter runs exactly once, when the last tensor viewing the storage dies. On error

@@ -31,6 +31,8 @@ class StorageImpl : public intrusive_ptr_target {
   void set_data_ptr(DataPtr data_ptr) { data_ptr_ = std::move(data_ptr); }
 
  private:
+  friend class RecycledTensors;  // refills a storage it holds the only handle of
+
   DataPtr data_ptr_;
   size_t nbytes_;
 };

@@ -36,7 +36,8 @@ using IntArrayRef = absl::Span<const int64_t>;
 // Inline storage for the sizes and strides of a tensor (no heap allocation up to 6 dims).
 using DimVector = absl::InlinedVector<int64_t, 6>;
 
-// The shared state of a tensor. Immutable after construction (views are new TensorImpls).
+// The shared state of a tensor. Immutable after construction (views are new TensorImpls), but
+// for RecycledTensors, which refills one only while it holds the sole handle.
 class TensorImpl : public intrusive_ptr_target {
  public:
   // Checks nothing: callers (the factories, views) validate sizes and strides.
@@ -56,6 +57,10 @@ class TensorImpl : public intrusive_ptr_target {
   bool is_contiguous() const { return is_contiguous_; }
 
  private:
+  friend class RecycledTensors;
+  // A new layout at storage offset 0, for RecycledTensors, which owns the only handle.
+  void ResetLayout(IntArrayRef sizes, IntArrayRef strides, DType dtype, int64_t numel);
+
   Storage storage_;
   DimVector sizes_;
   DimVector strides_;

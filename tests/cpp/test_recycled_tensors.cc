@@ -1,0 +1,131 @@
+// RecycledTensors: a call's tensor objects are reused on the same thread, never while another
+// handle holds them, and the memory's owner is released when the call gives them back.
+#include <catch2/catch.hpp>
+#include <thread>
+#include <vector>
+
+#include "opreg/core/recycled_tensors.h"
+#include "opreg/core/tensor_factories.h"
+
+using opreg::Device;
+using opreg::DType;
+using opreg::RecycledTensors;
+using opreg::RecycleScope;
+using opreg::Tensor;
+
+namespace {
+
+void CountRelease(void* context) { ++*static_cast<int*>(context); }
+
+// Drains this thread's cache so each test starts from an empty one.
+void Drain() {
+  std::vector<float> d(1);
+  std::vector<Tensor> held;
+  while (RecycledTensors::CachedOnThisThread() > 0) {
+    held.push_back(RecycledTensors::FromBlob(d.data(), {1}, {1}, DType::kFloat32, Device::cpu(),
+                                             nullptr, nullptr));
+  }
+}
+
+TEST_CASE("a given-back tensor releases its owner at once and is reused", "[recycled]") {
+  Drain();
+  std::vector<float> a = {1, 2, 3, 4, 5, 6}, b(12, 7.0f);
+  int released_a = 0, released_b = 0;
+  const opreg::TensorImpl* first = nullptr;
+  {
+    RecycleScope scope;
+    Tensor t = RecycledTensors::FromBlob(a.data(), {2, 3}, {3, 1}, DType::kFloat32,
+                                         Device::cpu(), &released_a, &CountRelease);
+    scope.Keep(t);
+    first = t.unsafe_get_impl();
+    CHECK(t.is_contiguous());
+  }
+  CHECK(released_a == 1);
+  CHECK(RecycledTensors::CachedOnThisThread() == 1);
+  // The next tensor reuses the objects, with every field of the new layout.
+  Tensor u = RecycledTensors::FromBlob(b.data(), {4, 2}, {1, 4}, DType::kFloat32, Device::cpu(),
+                                       &released_b, &CountRelease);
+  CHECK(u.unsafe_get_impl() == first);
+  CHECK(RecycledTensors::CachedOnThisThread() == 0);
+  CHECK(u.sizes() == opreg::IntArrayRef({4, 2}));
+  CHECK(u.strides() == opreg::IntArrayRef({1, 4}));
+  CHECK(u.numel() == 8);
+  CHECK_FALSE(u.is_contiguous());
+  CHECK(u.storage_offset() == 0);
+  CHECK(u.data_ptr() == b.data());
+  CHECK(u.storage().nbytes() == 8 * sizeof(float));
+  CHECK(u.data_ptr<float>()[0] == 7.0f);
+  u = Tensor();
+  CHECK(released_b == 1);  // not given back: destroyed as any tensor
+  CHECK(released_a == 1);
+}
+
+TEST_CASE("a tensor someone kept is never recycled", "[recycled]") {
+  Drain();
+  std::vector<float> a(4, 1.0f);
+  int released = 0;
+  Tensor kept, view;
+  {
+    RecycleScope scope;
+    Tensor t = RecycledTensors::FromBlob(a.data(), {4}, {1}, DType::kFloat32, Device::cpu(),
+                                         &released, &CountRelease);
+    scope.Keep(t);
+    kept = t;
+  }
+  CHECK(RecycledTensors::CachedOnThisThread() == 0);
+  CHECK(released == 0);
+  CHECK(kept.data_ptr() == a.data());
+  {
+    RecycleScope scope;
+    Tensor t = RecycledTensors::FromBlob(a.data(), {4}, {1}, DType::kFloat32, Device::cpu(),
+                                         &released, &CountRelease);
+    scope.Keep(t);
+    view = t.narrow(0, 1, 2);  // shares the storage, not the TensorImpl
+  }
+  CHECK(RecycledTensors::CachedOnThisThread() == 0);
+  CHECK(released == 0);
+  kept = Tensor();
+  view = Tensor();
+  CHECK(released == 2);
+}
+
+TEST_CASE("layout errors leave the owner with the caller, cached objects untouched",
+          "[recycled]") {
+  Drain();
+  std::vector<float> a(4);
+  int released = 0;
+  {
+    RecycleScope scope;
+    scope.Keep(RecycledTensors::FromBlob(a.data(), {4}, {1}, DType::kFloat32, Device::cpu(),
+                                         &released, &CountRelease));
+  }
+  REQUIRE(RecycledTensors::CachedOnThisThread() == 1);
+  CHECK_THROWS_WITH(RecycledTensors::FromBlob(a.data(), {2, 2}, {2, -1}, DType::kFloat32,
+                                              Device::cpu(), &released, &CountRelease),
+                    Catch::Contains("from_blob()") && Catch::Contains("negative stride"));
+  CHECK_THROWS_WITH(RecycledTensors::FromBlob(nullptr, {4}, {1}, DType::kFloat32, Device::cpu(),
+                                              &released, &CountRelease),
+                    Catch::Contains("data is null"));
+  CHECK(released == 1);  // only the first tensor's owner
+  CHECK(RecycledTensors::CachedOnThisThread() == 1);
+}
+
+TEST_CASE("the cache is per thread and bounded", "[recycled]") {
+  Drain();
+  std::vector<float> a(4);
+  {
+    RecycleScope scope;
+    for (int i = 0; i < 40; ++i) {
+      scope.Keep(RecycledTensors::FromBlob(a.data(), {4}, {1}, DType::kFloat32, Device::cpu(),
+                                           nullptr, nullptr));
+    }
+  }
+  const size_t here = RecycledTensors::CachedOnThisThread();
+  CHECK(here > 0);
+  CHECK(here < 40);
+  size_t there = 1;
+  std::thread([&] { there = RecycledTensors::CachedOnThisThread(); }).join();
+  CHECK(there == 0);
+}
+
+}  // namespace
