@@ -96,8 +96,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     lib.impl("noop1", lambda a: None, "CPU")
     lib.impl("noop3", lambda a, b, c: None, "CPU")
 
-    x = opreg.zeros((4,))
-    xn = np.zeros(4, np.float32)
+    # Three distinct objects for the 3-tensor calls: one object passed three times lets a runtime
+    # reuse the first conversion (opreg does, within a call), which real calls rarely allow.
+    x, y, z = (opreg.zeros((4,)) for _ in range(3))
+    xn, yn, zn = (np.zeros(4, np.float32) for _ in range(3))
 
     def py1(a: Any) -> None:
         pass
@@ -107,15 +109,15 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     rows: List[Dict[str, Any]] = []
     cases: List[tuple] = [
-        ("python function call", py1, (x,), py3, (x, x, x)),
+        ("python function call", py1, (x,), py3, (x, y, z)),
         ("opreg.ops, C++ kernel (opreg.Tensor args)", opreg.ops._opreg_test.noop1, (x,),
-         opreg.ops._opreg_test.noop3, (x, x, x)),
+         opreg.ops._opreg_test.noop3, (x, y, z)),
         ("opreg.ops, C++ kernel, .default overload", opreg.ops._opreg_test.noop1.default, (x,),
-         opreg.ops._opreg_test.noop3.default, (x, x, x)),
+         opreg.ops._opreg_test.noop3.default, (x, y, z)),
         ("opreg.ops, C++ kernel (NumPy args)", opreg.ops._opreg_test.noop1, (xn,),
-         opreg.ops._opreg_test.noop3, (xn, xn, xn)),
+         opreg.ops._opreg_test.noop3, (xn, yn, zn)),
         ("opreg.ops, Python kernel (opreg.Library)", opreg.ops.bench_py.noop1, (x,),
-         opreg.ops.bench_py.noop3, (x, x, x)),
+         opreg.ops.bench_py.noop3, (x, y, z)),
     ]
     torch_version = None
     try:
@@ -138,25 +140,25 @@ def main(argv: Optional[List[str]] = None) -> int:
         def co3(a, b, c):
             pass
 
-        tx = torch.zeros(4)
+        tx, ty, tz = (torch.zeros(4) for _ in range(3))
         import opreg.torch as opreg_torch
 
         opreg_torch.sync()  # the test ops were loaded after opreg.torch could have been imported
         cases += [
             ("opreg.ops, C++ kernel (torch args)", opreg.ops._opreg_test.noop1, (tx,),
-             opreg.ops._opreg_test.noop3, (tx, tx, tx)),
+             opreg.ops._opreg_test.noop3, (tx, ty, tz)),
             ("torch.ops through opreg.torch (opreg C++ kernel)", torch.ops._opreg_test.noop1, (tx,),
-             torch.ops._opreg_test.noop3, (tx, tx, tx)),
+             torch.ops._opreg_test.noop3, (tx, ty, tz)),
         ]
         if not args.no_native:
             native = _native_torch_ops()
             cases.append(("torch.ops, native TORCH_LIBRARY C++ op (cpp_extension)", native.noop1,
-                          (tx,), native.noop3, (tx, tx, tx)))
+                          (tx,), native.noop3, (tx, ty, tz)))
         cases += [
             ("torch.ops, torch.library define+impl (Python kernel)", torch.ops.bench_torch.noop1, (tx,),
-             torch.ops.bench_torch.noop3, (tx, tx, tx)),
+             torch.ops.bench_torch.noop3, (tx, ty, tz)),
             ("torch.ops, torch.library.custom_op", torch.ops.bench_torch_co.noop1, (tx,),
-             torch.ops.bench_torch_co.noop3, (tx, tx, tx)),
+             torch.ops.bench_torch_co.noop3, (tx, ty, tz)),
             ("torch.ops.aten.add (C++ kernel, for scale)", torch.ops.aten.add.Tensor, (tx, tx),
              None, None),
         ]
@@ -168,10 +170,10 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         tvm_ffi_version = getattr(tvm_ffi, "__version__", "installed")
         nop = tvm_ffi.get_global_func("testing.nop")
-        cases.append(("apache-tvm-ffi C++ function (NumPy args)", nop, (xn,), nop, (xn, xn, xn)))
+        cases.append(("apache-tvm-ffi C++ function (NumPy args)", nop, (xn,), nop, (xn, yn, zn)))
         if torch_version is not None:
             cases.append(("apache-tvm-ffi C++ function (torch args)", nop, (tx,), nop,
-                          (tx, tx, tx)))
+                          (tx, ty, tz)))
     except ImportError:
         pass
 

@@ -156,7 +156,7 @@ absl::StatusOr<Tensor> FromDLPack(DLManagedTensor* managed) {
 }
 
 absl::StatusOr<Tensor> FromDLTensor(const DLTensor& dl, void* owner, DataPtr::DeleterFn release,
-                                    RecycleScope* recycle) {
+                                    RecycleScope* recycle, const void* source) {
   absl::StatusOr<DType> dtype = FromDLDataType(dl.dtype);
   if (!dtype.ok())
     return absl::InvalidArgumentError(StrCat("FromDLPack(): ", dtype.status().message()));
@@ -205,7 +205,7 @@ absl::StatusOr<Tensor> FromDLTensor(const DLTensor& dl, void* owner, DataPtr::De
   try {
     if (recycle == nullptr) return from_blob(data, shape, strides, *dtype, device, owner, release);
     Tensor t = RecycledTensors::FromBlob(data, shape, strides, *dtype, device, owner, release);
-    recycle->Keep(t);
+    recycle->Keep(t, source);
     return t;
   } catch (const Error& e) {
     return absl::InvalidArgumentError(StrCat("FromDLPack(): ", e.message()));

@@ -47,8 +47,18 @@ TensorImpl::TensorImpl(Storage storage, IntArrayRef sizes, IntArrayRef strides,
       is_contiguous_(ComputeIsContiguous(sizes, strides, numel)) {}
 
 void TensorImpl::ResetLayout(IntArrayRef sizes, IntArrayRef strides, DType dtype, int64_t numel) {
-  sizes_.assign(sizes.begin(), sizes.end());
-  strides_.assign(strides.begin(), strides.end());
+  // A plain copy rather than assign(): a recycled tensor usually gets the rank it had, and
+  // assign()'s general path costs more than the copy itself on this per-argument path. Callers
+  // pass strides of the same rank as sizes.
+  const size_t n = sizes.size();
+  if (sizes_.size() != n) sizes_.resize(n);
+  if (strides_.size() != n) strides_.resize(n);
+  int64_t* sz = sizes_.data();
+  int64_t* st = strides_.data();
+  for (size_t d = 0; d < n; ++d) {
+    sz[d] = sizes[d];
+    st[d] = strides[d];
+  }
   storage_offset_ = 0;
   numel_ = numel;
   dtype_ = dtype;

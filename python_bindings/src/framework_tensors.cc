@@ -105,10 +105,17 @@ void NoteOrigin(const DLPackExchangeAPI* api, const DLTensor& dl) {
 // opreg tensor then keeps the Python tensor object alive, as a DLPack export would keep the
 // framework's tensor. Otherwise an owning DLManagedTensorVersioned.
 Tensor ImportThroughApi(py::handle obj, const DLPackExchangeAPI* api) {
+  RecycleScope* recycle = t_origin.recycle;
+  // The same tensor object twice in one call: the tensor made for it the first time (one
+  // import, and the arguments alias as they do in the framework).
+  if (recycle != nullptr) {
+    if (const Tensor* kept = recycle->Find(obj.ptr())) return *kept;
+  }
   if (api->dltensor_from_py_object_no_sync != nullptr) {
     DLTensor dl{};
     if (api->dltensor_from_py_object_no_sync(obj.ptr(), &dl) != 0) throw py::error_already_set();
-    absl::StatusOr<Tensor> t = FromDLTensor(dl, obj.ptr(), &ReleasePyObject, t_origin.recycle);
+    absl::StatusOr<Tensor> t =
+        FromDLTensor(dl, obj.ptr(), &ReleasePyObject, recycle, /*source=*/obj.ptr());
     CheckStatus(t.status());
     Py_INCREF(obj.ptr());  // now owned by the tensor's storage
     NoteOrigin(api, dl);
@@ -136,9 +143,13 @@ struct BufferOwner {
 
 void ReleaseBuffer(void* context) {
   auto* owner = static_cast<BufferOwner*>(context);
-  PyGILState_STATE gil = PyGILState_Ensure();
-  PyBuffer_Release(&owner->view);
-  PyGILState_Release(gil);
+  if (PyGILState_Check()) {  // the common case, as in ReleasePyObject
+    PyBuffer_Release(&owner->view);
+  } else {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyBuffer_Release(&owner->view);
+    PyGILState_Release(gil);
+  }
   delete owner;
 }
 
@@ -178,6 +189,13 @@ DLDataType BufferDType(const char* format, Py_ssize_t itemsize) {
 // A NumPy array through the buffer protocol; false (nothing taken, no error set) for arrays
 // the protocol cannot describe to opreg (other dtypes, negative or unaligned strides).
 bool ImportBuffer(py::handle obj, Tensor* out) {
+  RecycleScope* recycle = t_origin.recycle;
+  if (recycle != nullptr) {  // the same array twice in one call (only writable ones are kept)
+    if (const Tensor* kept = recycle->Find(obj.ptr())) {
+      *out = *kept;
+      return true;
+    }
+  }
   auto owner = std::make_unique<BufferOwner>();
   bool readonly = false;
   if (PyObject_GetBuffer(obj.ptr(), &owner->view, PyBUF_RECORDS) != 0) {
@@ -209,7 +227,9 @@ bool ImportBuffer(py::handle obj, Tensor* out) {
   dl.dtype = dtype;
   dl.shape = shape.data();
   dl.strides = strides.data();
-  absl::StatusOr<Tensor> t = FromDLTensor(dl, owner.get(), &ReleaseBuffer, t_origin.recycle);
+  // A read-only array is not found again: its flag must be raised for every argument it is.
+  absl::StatusOr<Tensor> t = FromDLTensor(dl, owner.get(), &ReleaseBuffer, recycle,
+                                          readonly ? nullptr : obj.ptr());
   if (!t.ok()) {
     PyBuffer_Release(&v);
     CheckStatus(t.status());

@@ -2,6 +2,7 @@
 framework, strides, dtypes (bf16, fp8), read-only arrays, versioned DLPack, reference counts."""
 import gc
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -107,6 +108,11 @@ def test_read_only_arrays_are_read_but_never_written():
                                          r"expected a writable tensor .* got a read-only"):
         opreg.ops.opreg.fused_add_rms_norm_(ro, np.ones((2, 3), np.float32),
                                             np.ones(3, np.float32), 1e-6)
+    # Passed twice, a read-only array is checked at each place it is passed: read as `weight`,
+    # refused as `residual`.
+    with pytest.raises(ValueError, match=r"argument 'residual' \(#1\): expected a writable tensor"):
+        opreg.ops.opreg.fused_add_rms_norm_(np.ones((2, 3), np.float32), weight=ro, residual=ro,
+                                            eps=1e-6)
     assert (ro == 1).all()
 
 
@@ -149,10 +155,10 @@ def test_no_reference_leak_over_100k_calls():
 def test_argument_objects_are_reused_but_never_while_kept():
     x = torch.arange(4, dtype=torch.float32)
     a = np.arange(4, dtype=np.float32)
-    opreg.ops.opreg.add(x, x)
+    opreg.ops.opreg.add(x, x.clone())
     cached = opreg._C._recycled_tensors_cached()
     assert cached >= 2  # both arguments' tensor objects wait for the next call
-    opreg.ops.opreg.add(a, a)
+    opreg.ops.opreg.add(a, a.copy())
     assert opreg._C._recycled_tensors_cached() == cached
     # An out= result aliases its argument: that tensor is kept, not recycled, and stays valid
     # while later calls reuse the others.
@@ -173,6 +179,31 @@ def test_argument_objects_are_reused_but_never_while_kept():
     ry = sys.getrefcount(y)
     opreg.ops.opreg.add(y, y)
     assert sys.getrefcount(y) == ry
+
+
+def test_one_object_passed_twice_is_one_tensor_in_the_call():
+    # Checked on a new thread, whose cache of tensor objects starts empty: each distinct
+    # framework object costs one import (one cached object afterwards), whatever its repeats.
+    x, y = torch.arange(4, dtype=torch.float32), torch.ones(4)
+    a = np.arange(4, dtype=np.float32)
+    counts = []
+
+    def calls():
+        counts.append(opreg._C._recycled_tensors_cached())
+        torch.testing.assert_close(opreg.ops.opreg.add(x, x), x * 2)
+        counts.append(opreg._C._recycled_tensors_cached())
+        np.testing.assert_array_equal(opreg.ops.opreg.mul(a, a), a * a)
+        counts.append(opreg._C._recycled_tensors_cached())
+        torch.testing.assert_close(opreg.ops.opreg.add(x, y), x + 1)
+        counts.append(opreg._C._recycled_tensors_cached())
+
+    thread = threading.Thread(target=calls)
+    thread.start()
+    thread.join()
+    assert counts == [0, 1, 1, 2]
+    # One tensor, so an out= argument that is also an input is seen to overlap it.
+    with pytest.raises(ValueError, match=r"argument 'out' \(#3\): .* shares its memory"):
+        opreg.ops.opreg.add.out(x, y, out=x)
 
 
 def test_result_keeps_its_memory_alive_after_the_input_dies():

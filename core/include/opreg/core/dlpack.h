@@ -48,9 +48,11 @@ void DescribeDLTensor(const Tensor& tensor, int64_t* shape, int64_t* strides, DL
 // `release(owner)` runs exactly once, when the last tensor viewing the storage dies. On error
 // (see FromDLPack) nothing is taken and the caller still owns `owner`. `dl` is only read
 // during the call (shape and strides are copied). With `recycle`, the tensor comes from
-// RecycledTensors and is kept by the scope, which gives it back when the caller's call ends.
+// RecycledTensors and is kept by the scope, which gives it back when the caller's call ends,
+// under `source` (see RecycleScope::Find).
 absl::StatusOr<Tensor> FromDLTensor(const DLTensor& dl, void* owner, DataPtr::DeleterFn release,
-                                    RecycleScope* recycle = nullptr);
+                                    RecycleScope* recycle = nullptr,
+                                    const void* source = nullptr);
 
 // Imports a DLManagedTensor without copying. On success the returned tensor owns `managed`:
 // its deleter runs exactly once, when the last tensor viewing the storage dies. On error

@@ -48,11 +48,27 @@ class RecycleScope {
   RecycleScope(const RecycleScope&) = delete;
   RecycleScope& operator=(const RecycleScope&) = delete;
 
-  // Keeps a handle to `t` until the scope ends.
-  void Keep(const Tensor& t) { tensors_.push_back(t); }
+  // Keeps a handle to `t` until the scope ends. `source`, when not null, identifies the
+  // framework object `t` was made from (a Python tensor), for Find().
+  void Keep(const Tensor& t, const void* source = nullptr) {
+    tensors_.push_back(t);
+    sources_.push_back(source);
+  }
+
+  // The tensor kept for `source` in this scope, or nullptr (always for a null `source`). A
+  // framework tensor passed twice to one call is then one opreg tensor, as it is one tensor in
+  // the framework: aliasing between the arguments is visible to the kernel.
+  const Tensor* Find(const void* source) const {
+    if (source == nullptr) return nullptr;
+    for (size_t i = 0; i < sources_.size(); ++i) {
+      if (sources_[i] == source) return &tensors_[i];
+    }
+    return nullptr;
+  }
 
  private:
   absl::InlinedVector<Tensor, 8> tensors_;
+  absl::InlinedVector<const void*, 8> sources_;
 };
 
 }  // namespace opreg
