@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,43 @@ void DeleteExportContext(DLManagedTensor* managed) {
 void ReleaseImported(void* context) {
   auto* managed = static_cast<DLManagedTensor*>(context);
   if (managed->deleter != nullptr) managed->deleter(managed);
+}
+
+// The dtype of `t`, nullopt when opreg has none. No Status on this per-argument path; the error
+// is built by FromDLDataType only when it is needed.
+std::optional<DType> DTypeOfDL(DLDataType t) {
+  if (t.lanes != 1) return std::nullopt;
+  switch (t.code) {
+    case kDLFloat:
+      if (t.bits == 16) return DType::kFloat16;
+      if (t.bits == 32) return DType::kFloat32;
+      if (t.bits == 64) return DType::kFloat64;
+      break;
+    case kDLBfloat:
+      if (t.bits == 16) return DType::kBFloat16;
+      break;
+    case kDLInt:
+      if (t.bits == 8) return DType::kInt8;
+      if (t.bits == 16) return DType::kInt16;
+      if (t.bits == 32) return DType::kInt32;
+      if (t.bits == 64) return DType::kInt64;
+      break;
+    case kDLUInt:
+      if (t.bits == 8) return DType::kUInt8;
+      break;
+    case kDLPackBoolCode:
+      if (t.bits == 8) return DType::kBool;
+      break;
+    case kDLPackFloat8E4M3FNCode:
+      if (t.bits == 8) return DType::kFloat8E4M3FN;
+      break;
+    case kDLPackFloat8E5M2Code:
+      if (t.bits == 8) return DType::kFloat8E5M2;
+      break;
+    default:
+      break;
+  }
+  return std::nullopt;
 }
 
 std::string DescribeDLType(DLDataType t) {
@@ -75,39 +113,10 @@ DLDataType ToDLDataType(DType dtype) {
 }
 
 absl::StatusOr<DType> FromDLDataType(DLDataType t) {
+  if (std::optional<DType> d = DTypeOfDL(t)) return *d;
   if (t.lanes != 1) {
     return absl::InvalidArgumentError(
         StrCat("unsupported DLPack dtype (", DescribeDLType(t), "): only lanes == 1 is supported"));
-  }
-  switch (t.code) {
-    case kDLFloat:
-      if (t.bits == 16) return DType::kFloat16;
-      if (t.bits == 32) return DType::kFloat32;
-      if (t.bits == 64) return DType::kFloat64;
-      break;
-    case kDLBfloat:
-      if (t.bits == 16) return DType::kBFloat16;
-      break;
-    case kDLInt:
-      if (t.bits == 8) return DType::kInt8;
-      if (t.bits == 16) return DType::kInt16;
-      if (t.bits == 32) return DType::kInt32;
-      if (t.bits == 64) return DType::kInt64;
-      break;
-    case kDLUInt:
-      if (t.bits == 8) return DType::kUInt8;
-      break;
-    case kDLPackBoolCode:
-      if (t.bits == 8) return DType::kBool;
-      break;
-    case kDLPackFloat8E4M3FNCode:
-      if (t.bits == 8) return DType::kFloat8E4M3FN;
-      break;
-    case kDLPackFloat8E5M2Code:
-      if (t.bits == 8) return DType::kFloat8E5M2;
-      break;
-    default:
-      break;
   }
   return absl::InvalidArgumentError(
       StrCat("unsupported DLPack dtype (", DescribeDLType(t),
@@ -157,9 +166,11 @@ absl::StatusOr<Tensor> FromDLPack(DLManagedTensor* managed) {
 
 absl::StatusOr<Tensor> FromDLTensor(const DLTensor& dl, void* owner, DataPtr::DeleterFn release,
                                     RecycleScope* recycle, const void* source) {
-  absl::StatusOr<DType> dtype = FromDLDataType(dl.dtype);
-  if (!dtype.ok())
-    return absl::InvalidArgumentError(StrCat("FromDLPack(): ", dtype.status().message()));
+  const std::optional<DType> dtype = DTypeOfDL(dl.dtype);
+  if (!dtype) {
+    return absl::InvalidArgumentError(
+        StrCat("FromDLPack(): ", FromDLDataType(dl.dtype).status().message()));
+  }
   Device device;
   switch (dl.device.device_type) {
     case kDLCPU:
@@ -204,9 +215,7 @@ absl::StatusOr<Tensor> FromDLTensor(const DLTensor& dl, void* owner, DataPtr::De
   // error the caller still owns it.
   try {
     if (recycle == nullptr) return from_blob(data, shape, strides, *dtype, device, owner, release);
-    Tensor t = RecycledTensors::FromBlob(data, shape, strides, *dtype, device, owner, release);
-    recycle->Keep(t, source);
-    return t;
+    return recycle->FromBlob(data, shape, strides, *dtype, device, owner, release, source);
   } catch (const Error& e) {
     return absl::InvalidArgumentError(StrCat("FromDLPack(): ", e.message()));
   }

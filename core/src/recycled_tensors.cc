@@ -1,41 +1,52 @@
-// The per-thread cache behind RecycledTensors. A cached tensor holds an empty DataPtr, so the
-// cache never keeps foreign memory (or a Python object) alive between calls.
+// The per-thread cache behind RecycledTensors and RecycleScope. A cached tensor holds an empty
+// DataPtr, so the cache never keeps foreign memory (or a Python object) alive between calls.
 //
 // The cache is plain thread-local data (tensors in raw slots): reaching it costs no
-// initialisation guard on this per-argument path. A separate thread-local object with a
-// destructor, created when a thread first caches something, frees what is left at thread exit.
+// initialisation guard. A separate thread-local object with a destructor, created when a thread
+// first caches something, frees what is left at thread exit. In a shared library each
+// thread-local access is a call (__tls_get_addr), so a RecycleScope looks the cache up once and
+// passes it on: per argument, nothing.
 #include "opreg/core/recycled_tensors.h"
 
 #include <new>
 #include <utility>
 
 #include "blob_layout.h"
+#include "opreg/core/error.h"
 #include "opreg/core/tensor_factories.h"
 
 namespace opreg {
-namespace {
+namespace internal {
 
 // Enough for the tensor arguments of any real op; a call with more allocates the rest.
 constexpr int kMaxCached = 16;
 
 // Tensors live in raw slots (placement new) so that the whole cache is trivially constructible.
-struct ThreadCache {
+struct RecycledTensorCache {
   alignas(Tensor) unsigned char slots[kMaxCached][sizeof(Tensor)];
   int size;
   bool cleanup_registered;
 
   Tensor* Slot(int i) { return std::launder(reinterpret_cast<Tensor*>(slots[i])); }
 };
-thread_local ThreadCache t_cache;  // zero-initialised: no guard
+
+}  // namespace internal
+
+namespace {
+
+using internal::kMaxCached;
+using internal::RecycledTensorCache;
+
+thread_local RecycledTensorCache t_cache;  // zero-initialised: no guard
 
 struct ThreadCacheCleanup {
   ~ThreadCacheCleanup() {
-    ThreadCache& c = t_cache;
+    RecycledTensorCache& c = t_cache;
     while (c.size > 0) c.Slot(--c.size)->~Tensor();
   }
 };
 
-void RegisterCleanup(ThreadCache& c) {
+void RegisterCleanup(RecycledTensorCache& c) {
   thread_local ThreadCacheCleanup cleanup;
   (void)cleanup;
   c.cleanup_registered = true;
@@ -43,27 +54,35 @@ void RegisterCleanup(ThreadCache& c) {
 
 }  // namespace
 
-Tensor RecycledTensors::FromBlob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype,
-                                 Device device, void* owner, DataPtr::DeleterFn release) {
-  ThreadCache& cache = t_cache;
+Tensor RecycledTensors::FromCache(RecycledTensorCache& cache, void* data, IntArrayRef sizes,
+                                  IntArrayRef strides, DType dtype, Device device, void* owner,
+                                  DataPtr::DeleterFn release) {
   if (cache.size == 0) return from_blob(data, sizes, strides, dtype, device, owner, release);
-  const BlobLayout layout = CheckBlobLayout(data, sizes, strides, dtype, device);
-  // Nothing below throws: the cached objects take the layout and then `owner`.
-  Tensor* slot = cache.Slot(--cache.size);
+  // The top cached tensor takes the layout in place; it stays cached until nothing can throw.
+  Tensor* slot = cache.Slot(cache.size - 1);
+  TensorImpl* impl = slot->unsafe_get_impl();
+  size_t nbytes = 0;
+  if (!impl->AdoptBlobLayout(sizes, strides, dtype, &nbytes) ||
+      (data == nullptr && nbytes != 0 && !device.is_meta())) {
+    // from_blob's checks name the problem (and throw); a layout they accept after all is made
+    // the ordinary way.
+    CheckBlobLayout(data, sizes, strides, dtype, device);
+    return from_blob(data, sizes, strides, dtype, device, owner, release);
+  }
+  --cache.size;
   Tensor t = std::move(*slot);
   slot->~Tensor();
-  TensorImpl* impl = t.unsafe_get_impl();
-  impl->ResetLayout(sizes, strides, dtype, layout.numel);
   StorageImpl* storage = impl->storage_.unsafe_get();
-  storage->nbytes_ = layout.nbytes;
+  storage->nbytes_ = nbytes;
   storage->data_ptr_ = DataPtr(data, owner, release, device);
   return t;
 }
 
-void RecycledTensors::Give(Tensor* t) {
+void RecycledTensors::GiveTo(RecycledTensorCache& cache, Tensor* t,
+                             const DataPtr::DeleterFn* release, const DataPtr::DeleterFn* at_end,
+                             int n) {
   TensorImpl* impl = t->unsafe_get_impl();
   if (impl == nullptr) return;
-  ThreadCache& cache = t_cache;
   // A single handle cannot be copied by another thread (only its holder could), so these counts
   // cannot rise under us.
   if (cache.size >= kMaxCached || impl->refcount() != 1 || !impl->storage_.defined() ||
@@ -71,12 +90,53 @@ void RecycledTensors::Give(Tensor* t) {
     *t = Tensor();
     return;
   }
-  impl->storage_.unsafe_get()->data_ptr_.Reset();  // what the tensor's destruction would do now
+  // What the tensor's destruction would do now: release the memory's owner.
+  DataPtr& data = impl->storage_.unsafe_get()->data_ptr_;
+  const DataPtr::DeleterFn deleter = data.deleter();
+  for (int i = 0; i < n; ++i) {
+    if (deleter == release[i]) {
+      at_end[i](data.ReleaseContext());
+      break;
+    }
+  }
+  data.Reset();  // a no-op when the substitution above took the owner
   if (!cache.cleanup_registered) RegisterCleanup(cache);
   new (cache.slots[cache.size++]) Tensor(std::move(*t));
-  *t = Tensor();
 }
 
+Tensor RecycledTensors::FromBlob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype,
+                                 Device device, void* owner, DataPtr::DeleterFn release) {
+  return FromCache(t_cache, data, sizes, strides, dtype, device, owner, release);
+}
+
+void RecycledTensors::Give(Tensor* t) { GiveTo(t_cache, t, nullptr, nullptr, 0); }
+
 size_t RecycledTensors::CachedOnThisThread() { return static_cast<size_t>(t_cache.size); }
+
+RecycleScope::RecycleScope() : cache_(&t_cache) {}
+
+RecycleScope::~RecycleScope() {
+  const int n = release_[1] != nullptr ? 2 : release_[0] != nullptr ? 1 : 0;
+  for (Tensor& t : tensors_) RecycledTensors::GiveTo(*cache_, &t, release_, at_end_, n);
+}
+
+Tensor RecycleScope::FromBlob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype,
+                              Device device, void* owner, DataPtr::DeleterFn release,
+                              const void* source) {
+  Tensor t =
+      RecycledTensors::FromCache(*cache_, data, sizes, strides, dtype, device, owner, release);
+  Keep(t, source);
+  return t;
+}
+
+void RecycleScope::ReleaseAtEndWith(DataPtr::DeleterFn release, DataPtr::DeleterFn at_end) {
+  OPREG_CHECK_VALUE(release != nullptr && at_end != nullptr,
+                    "RecycleScope::ReleaseAtEndWith(): both functions are required");
+  const int i = release_[0] == nullptr ? 0 : 1;
+  OPREG_CHECK_VALUE(release_[i] == nullptr,
+                    "RecycleScope::ReleaseAtEndWith(): a scope takes at most two pairs");
+  release_[i] = release;
+  at_end_[i] = at_end;
+}
 
 }  // namespace opreg

@@ -46,23 +46,45 @@ TensorImpl::TensorImpl(Storage storage, IntArrayRef sizes, IntArrayRef strides,
       dtype_(dtype),
       is_contiguous_(ComputeIsContiguous(sizes, strides, numel)) {}
 
-void TensorImpl::ResetLayout(IntArrayRef sizes, IntArrayRef strides, DType dtype, int64_t numel) {
-  // A plain copy rather than assign(): a recycled tensor usually gets the rank it had, and
-  // assign()'s general path costs more than the copy itself on this per-argument path. Callers
-  // pass strides of the same rank as sizes.
+bool TensorImpl::AdoptBlobLayout(IntArrayRef sizes, IntArrayRef strides, DType dtype,
+                                 size_t* nbytes) {
+  // One loop that checks, copies and measures: this runs for every framework tensor argument of
+  // every call, where from_blob's separate check, copy and contiguity passes cost more than the
+  // copy itself. A recycled tensor usually gets the rank it had, so the resizes rarely act.
   const size_t n = sizes.size();
+  if (strides.size() != n) return false;
   if (sizes_.size() != n) sizes_.resize(n);
   if (strides_.size() != n) strides_.resize(n);
   int64_t* sz = sizes_.data();
   int64_t* st = strides_.data();
-  for (size_t d = 0; d < n; ++d) {
-    sz[d] = sizes[d];
-    st[d] = strides[d];
+  int64_t numel = 1, last = 0, expected = 1;
+  bool contiguous = true;
+  for (size_t d = n; d-- > 0;) {
+    const int64_t size = sizes[d], stride = strides[d];
+    int64_t reach = 0;
+    if (size < 0 || stride < 0 || __builtin_mul_overflow(numel, size, &numel) ||
+        (size != 0 && (__builtin_mul_overflow(size - 1, stride, &reach) ||
+                       __builtin_add_overflow(last, reach, &last)))) {
+      return false;
+    }
+    sz[d] = size;
+    st[d] = stride;
+    if (size != 1) {  // a size-1 dim's stride never matters
+      contiguous = contiguous && stride == expected;
+      expected *= size;
+    }
   }
+  int64_t bytes = 0;
+  if (numel != 0 &&
+      __builtin_mul_overflow(last + 1, static_cast<int64_t>(ItemSize(dtype)), &bytes)) {
+    return false;
+  }
+  *nbytes = static_cast<size_t>(bytes);
   storage_offset_ = 0;
   numel_ = numel;
   dtype_ = dtype;
-  is_contiguous_ = ComputeIsContiguous(sizes, strides, numel);
+  is_contiguous_ = numel == 0 || contiguous;
+  return true;
 }
 
 DimVector ContiguousStrides(IntArrayRef sizes) {

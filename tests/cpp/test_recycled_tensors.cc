@@ -110,6 +110,62 @@ TEST_CASE("layout errors leave the owner with the caller, cached objects untouch
   CHECK(RecycledTensors::CachedOnThisThread() == 1);
 }
 
+TEST_CASE("a scope makes, keeps and finds its tensors", "[recycled]") {
+  Drain();
+  std::vector<float> a(6, 2.0f);
+  int released = 0, source = 0;
+  const opreg::TensorImpl* made = nullptr;
+  {
+    RecycleScope scope;
+    Tensor t = scope.FromBlob(a.data(), {2, 3}, {3, 1}, DType::kFloat32, Device::cpu(), &released,
+                              &CountRelease, &source);
+    made = t.unsafe_get_impl();
+    REQUIRE(scope.Find(&source) != nullptr);
+    CHECK(scope.Find(&source)->unsafe_get_impl() == made);
+    CHECK(scope.Find(&released) == nullptr);
+    CHECK(scope.Find(nullptr) == nullptr);
+    CHECK_THROWS_WITH(scope.FromBlob(nullptr, {4}, {1}, DType::kFloat32, Device::cpu(), &released,
+                                     &CountRelease),
+                      Catch::Contains("data is null"));
+  }
+  CHECK(released == 1);  // the failed FromBlob took nothing
+  REQUIRE(RecycledTensors::CachedOnThisThread() == 1);
+  RecycleScope scope;
+  CHECK(scope.FromBlob(a.data(), {6}, {1}, DType::kFloat32, Device::cpu(), nullptr, nullptr)
+            .unsafe_get_impl() == made);
+}
+
+void CountAtEnd(void* context) { *static_cast<int*>(context) += 100; }
+
+TEST_CASE("owners given back at the end of a scope take the scope's release", "[recycled]") {
+  Drain();
+  std::vector<float> a(4);
+  int given_back = 0, kept_owner = 0, other = 0;
+  Tensor kept;
+  {
+    RecycleScope scope;
+    scope.ReleaseAtEndWith(&CountRelease, &CountAtEnd);
+    scope.FromBlob(a.data(), {4}, {1}, DType::kFloat32, Device::cpu(), &given_back,
+                   &CountRelease);
+    kept = scope.FromBlob(a.data(), {4}, {1}, DType::kFloat32, Device::cpu(), &kept_owner,
+                          &CountRelease);
+    // An owner with another release function is released by it.
+    scope.FromBlob(a.data(), {4}, {1}, DType::kFloat32, Device::cpu(), &other,
+                   [](void* c) { *static_cast<int*>(c) += 10; });
+  }
+  CHECK(given_back == 100);  // the substitute ran, once, and the usual release did not
+  CHECK(other == 10);
+  CHECK(kept_owner == 0);  // still in use
+  kept = Tensor();
+  CHECK(kept_owner == 1);  // a kept tensor dies with its own release, wherever that is
+  RecycleScope scope;
+  scope.ReleaseAtEndWith(&CountRelease, &CountAtEnd);
+  scope.ReleaseAtEndWith(&CountAtEnd, &CountRelease);
+  CHECK_THROWS_WITH(scope.ReleaseAtEndWith(&CountRelease, &CountAtEnd),
+                    Catch::Contains("at most two"));
+  CHECK_THROWS_WITH(scope.ReleaseAtEndWith(nullptr, &CountAtEnd), Catch::Contains("required"));
+}
+
 TEST_CASE("the cache is per thread and bounded", "[recycled]") {
   Drain();
   std::vector<float> a(4);

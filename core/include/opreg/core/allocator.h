@@ -5,8 +5,9 @@
 //   - CPU: 64-byte aligned host memory, with process-wide counters (GetCpuAllocatorStats) so
 //     tests can assert that a planned replay makes no allocator calls.
 //   - CUDA: stream-ordered cudaMallocAsync / cudaFreeAsync on the thread's current stream
-//     (cuda_stream.h; the driver's pool does the caching). Only in builds with OPREG_BUILD_CUDA=ON; otherwise every CUDA entry
-//     point reports "opreg was built without CUDA (OPREG_BUILD_CUDA=OFF)".
+//     (cuda_stream.h; the driver's pool does the caching). Only in builds with OPREG_BUILD_CUDA=ON;
+//     otherwise every CUDA entry point reports "opreg was built without CUDA
+//     (OPREG_BUILD_CUDA=OFF)".
 //   - Meta: no memory at all; data pointers are null.
 //
 // Thread safety: allocators are process-wide singletons and safe to call concurrently. A DataPtr
@@ -53,6 +54,16 @@ class DataPtr {
     return *this;
   }
   ~DataPtr() { Reset(); }
+
+  // Leaves this DataPtr empty without running the deleter and returns the context: releasing it
+  // (with deleter(), read before) is now the caller's job.
+  void* ReleaseContext() {
+    void* context = context_;
+    deleter_ = nullptr;
+    context_ = nullptr;
+    data_ = nullptr;
+    return context;
+  }
 
   void* get() const { return data_; }
   void* context() const { return context_; }

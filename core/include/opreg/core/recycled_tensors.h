@@ -21,6 +21,10 @@
 
 namespace opreg {
 
+namespace internal {
+struct RecycledTensorCache;  // one thread's cached objects (recycled_tensors.cc)
+}  // namespace internal
+
 class RecycledTensors {
  public:
   // from_blob(data, sizes, strides, dtype, device, owner, release), with the same checks and
@@ -34,19 +38,33 @@ class RecycledTensors {
   static void Give(Tensor* t);
   // Tensor objects cached on this thread (for tests).
   static size_t CachedOnThisThread();
+
+ private:
+  friend class RecycleScope;
+  static Tensor FromCache(internal::RecycledTensorCache& cache, void* data, IntArrayRef sizes,
+                          IntArrayRef strides, DType dtype, Device device, void* owner,
+                          DataPtr::DeleterFn release);
+  // Give() with `n` release substitutions (RecycleScope::ReleaseAtEndWith).
+  static void GiveTo(internal::RecycledTensorCache& cache, Tensor* t,
+                     const DataPtr::DeleterFn* release, const DataPtr::DeleterFn* at_end, int n);
 };
 
-// The tensors one call made with RecycledTensors::FromBlob(), given back when the scope ends
-// (on an exception too). Declare it before anything that holds the call's tensors, so that it
-// ends after them. Not thread-safe: one per call, on the caller's thread.
+// The tensors one call made with FromBlob() (or RecycledTensors::FromBlob() and Keep()), given
+// back when the scope ends (on an exception too). Declare it before anything that holds the
+// call's tensors, so that it ends after them. The scope finds its thread's cache once, when it is
+// made, so making and giving back each tensor costs no thread-local lookup. Not thread-safe: one
+// per call, on the caller's thread.
 class RecycleScope {
  public:
-  RecycleScope() = default;
-  ~RecycleScope() {
-    for (Tensor& t : tensors_) RecycledTensors::Give(&t);
-  }
+  RecycleScope();
+  ~RecycleScope();
   RecycleScope(const RecycleScope&) = delete;
   RecycleScope& operator=(const RecycleScope&) = delete;
+
+  // RecycledTensors::FromBlob() followed by Keep(t, source): the same checks and errors (when
+  // it throws the caller still owns `owner` and nothing is kept).
+  Tensor FromBlob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device,
+                  void* owner, DataPtr::DeleterFn release, const void* source = nullptr);
 
   // Keeps a handle to `t` until the scope ends. `source`, when not null, identifies the
   // framework object `t` was made from (a Python tensor), for Find().
@@ -66,9 +84,19 @@ class RecycleScope {
     return nullptr;
   }
 
+  // Declares that whoever ends this scope holds what `release` must otherwise acquire (the
+  // Python bindings: the GIL, which their release functions would check for). The owners of
+  // tensors given back at the end of the scope whose release function is `release` are then
+  // released by `at_end` instead; a tensor someone kept still gets `release` when it dies,
+  // wherever that is. At most two pairs per scope (kValue error otherwise).
+  void ReleaseAtEndWith(DataPtr::DeleterFn release, DataPtr::DeleterFn at_end);
+
  private:
+  internal::RecycledTensorCache* cache_;
   absl::InlinedVector<Tensor, 8> tensors_;
   absl::InlinedVector<const void*, 8> sources_;
+  DataPtr::DeleterFn release_[2] = {nullptr, nullptr};
+  DataPtr::DeleterFn at_end_[2] = {nullptr, nullptr};
 };
 
 }  // namespace opreg

@@ -58,8 +58,12 @@ class TensorImpl : public intrusive_ptr_target {
 
  private:
   friend class RecycledTensors;
-  // A new layout at storage offset 0, for RecycledTensors, which owns the only handle.
-  void ResetLayout(IntArrayRef sizes, IntArrayRef strides, DType dtype, int64_t numel);
+  // A new layout over a blob from its first element (storage offset 0), checked and taken in one
+  // pass, for RecycledTensors, which owns the only handle. Sets `*nbytes` to the bytes the layout
+  // reaches. False when sizes and strides differ in length, a size or stride is negative or a
+  // figure overflows: the layout is then partly written and the tensor must be refilled before
+  // any use (the caller reports the error with from_blob's checks).
+  bool AdoptBlobLayout(IntArrayRef sizes, IntArrayRef strides, DType dtype, size_t* nbytes);
 
   Storage storage_;
   DimVector sizes_;
