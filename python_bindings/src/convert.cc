@@ -201,18 +201,21 @@ IValue ToIValueGeneric(py::handle obj) {
               StrCat("cannot convert a Python ", TypeName(obj), " to an opreg value"));
 }
 
-IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t index) {
+IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t index,
+                CallOrigin* origin) {
   PyObject* o = obj.ptr();
   if (o == Py_None && (conv.optional || conv.conv == Conv::kGeneric)) return IValue();
   switch (conv.conv) {
     case Conv::kTensor:
       if (o == Py_None) break;
       try {
-        // The common cases first, each decided by one type test: opreg tensors, torch tensors.
+        // The common cases first, each decided by a type test: opreg tensors, torch tensors
+        // (before the subclass test, which walks the type's MRO), opreg.Tensor subclasses.
         if (ActiveCapture() == nullptr) {
-          if (PyTensor* p = AsPyTensor(obj)) return IValue(p->tensor);
+          if (IsExactPyTensor(obj)) return IValue(AsPyTensor(obj)->tensor);
           Tensor t;
-          if (TryImportThroughExchangeApi(obj, &t)) return IValue(std::move(t));
+          if (TryImportThroughExchangeApi(obj, &t, origin)) return IValue(std::move(t));
+          if (PyTensor* p = AsPyTensor(obj)) return IValue(p->tensor);
         }
         if (AsPyTensor(obj) == nullptr && !HasFastImport(obj) && !IsDLPackProducer(obj)) {
           ThrowBadArg(obj, "Tensor (opreg.Tensor or a DLPack producer)", op, index);

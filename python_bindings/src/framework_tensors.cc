@@ -95,22 +95,27 @@ void ReleasePyObject(void* context) {
   PyGILState_Release(gil);
 }
 
-void NoteOrigin(const DLPackExchangeAPI* api, const DLTensor& dl) {
-  CallOrigin& o = t_origin;
+// The owner releases for tensors an op call gives back at its end, where the GIL is held: the
+// check above costs more than the rest of the release (RecycleScope::ReleaseAtEndWith).
+void DecrefHoldingGil(void* context) { Py_DECREF(static_cast<PyObject*>(context)); }
+
+void NoteOrigin(CallOrigin& o, const DLPackExchangeAPI* api, const DLTensor& dl) {
   if (o.api == nullptr) o.api = api;
   if (o.cuda_device < 0 && dl.device.device_type == kDLCUDA) o.cuda_device = dl.device.device_id;
+}
+
+// The tensor this call already made for `obj` (the same tensor object passed twice: one
+// import, and the arguments alias as they do in the framework), or nullptr.
+const Tensor* ImportedInThisCall(const RecycleScope* recycle, py::handle obj) {
+  return recycle != nullptr ? recycle->Find(obj.ptr()) : nullptr;
 }
 
 // The table's non-owning view (no allocation on the producer's side) when it has one: the
 // opreg tensor then keeps the Python tensor object alive, as a DLPack export would keep the
 // framework's tensor. Otherwise an owning DLManagedTensorVersioned.
-Tensor ImportThroughApi(py::handle obj, const DLPackExchangeAPI* api) {
-  RecycleScope* recycle = t_origin.recycle;
-  // The same tensor object twice in one call: the tensor made for it the first time (one
-  // import, and the arguments alias as they do in the framework).
-  if (recycle != nullptr) {
-    if (const Tensor* kept = recycle->Find(obj.ptr())) return *kept;
-  }
+Tensor ImportThroughApi(py::handle obj, const DLPackExchangeAPI* api, CallOrigin& o) {
+  RecycleScope* recycle = o.recycle;
+  if (const Tensor* kept = ImportedInThisCall(recycle, obj)) return *kept;
   if (api->dltensor_from_py_object_no_sync != nullptr) {
     DLTensor dl{};
     if (api->dltensor_from_py_object_no_sync(obj.ptr(), &dl) != 0) throw py::error_already_set();
@@ -118,7 +123,7 @@ Tensor ImportThroughApi(py::handle obj, const DLPackExchangeAPI* api) {
         FromDLTensor(dl, obj.ptr(), &ReleasePyObject, recycle, /*source=*/obj.ptr());
     CheckStatus(t.status());
     Py_INCREF(obj.ptr());  // now owned by the tensor's storage
-    NoteOrigin(api, dl);
+    NoteOrigin(o, api, dl);
     return *std::move(t);
   }
   DLManagedTensorVersioned* m = nullptr;
@@ -132,7 +137,7 @@ Tensor ImportThroughApi(py::handle obj, const DLPackExchangeAPI* api) {
     if (m->deleter != nullptr) m->deleter(m);
     throw;
   }
-  NoteOrigin(api, m->dl_tensor);  // `m` lives as long as `t`
+  NoteOrigin(o, api, m->dl_tensor);  // `m` lives as long as `t`
   return t;
 }
 
@@ -150,6 +155,13 @@ void ReleaseBuffer(void* context) {
     PyBuffer_Release(&owner->view);
     PyGILState_Release(gil);
   }
+  delete owner;
+}
+
+// ReleaseBuffer at the end of an op call, with the GIL held.
+void ReleaseBufferHoldingGil(void* context) {
+  auto* owner = static_cast<BufferOwner*>(context);
+  PyBuffer_Release(&owner->view);
   delete owner;
 }
 
@@ -188,13 +200,11 @@ DLDataType BufferDType(const char* format, Py_ssize_t itemsize) {
 
 // A NumPy array through the buffer protocol; false (nothing taken, no error set) for arrays
 // the protocol cannot describe to opreg (other dtypes, negative or unaligned strides).
-bool ImportBuffer(py::handle obj, Tensor* out) {
-  RecycleScope* recycle = t_origin.recycle;
-  if (recycle != nullptr) {  // the same array twice in one call (only writable ones are kept)
-    if (const Tensor* kept = recycle->Find(obj.ptr())) {
-      *out = *kept;
-      return true;
-    }
+bool ImportBuffer(py::handle obj, Tensor* out, CallOrigin& o) {
+  RecycleScope* recycle = o.recycle;
+  if (const Tensor* kept = ImportedInThisCall(recycle, obj)) {  // (only writable arrays are kept)
+    *out = *kept;
+    return true;
   }
   auto owner = std::make_unique<BufferOwner>();
   bool readonly = false;
@@ -235,8 +245,8 @@ bool ImportBuffer(py::handle obj, Tensor* out) {
     CheckStatus(t.status());
   }
   owner.release();
-  t_origin.numpy = true;
-  if (readonly) t_origin.last_import_readonly = true;
+  o.numpy = true;
+  if (readonly) o.last_import_readonly = true;
   *out = *std::move(t);
   return true;
 }
@@ -281,7 +291,14 @@ bool IsNumpyDType(DType d) {
 
 }  // namespace
 
-CallOrigin& ThisCallOrigin() { return t_origin; }
+// Not inlined: each inlined use of a thread-local in a shared library is its own
+// __tls_get_addr call, so the per-argument paths take this once and pass the reference on.
+__attribute__((noinline)) CallOrigin& ThisCallOrigin() { return t_origin; }
+
+void ReleaseAtEndHoldingGil(RecycleScope* scope) {
+  scope->ReleaseAtEndWith(&ReleasePyObject, &DecrefHoldingGil);
+  scope->ReleaseAtEndWith(&ReleaseBuffer, &ReleaseBufferHoldingGil);
+}
 
 bool HasFastImport(py::handle obj) {
   PyTypeObject* type = Py_TYPE(obj.ptr());
@@ -290,24 +307,25 @@ bool HasFastImport(py::handle obj) {
 
 const DLPackExchangeAPI* ExchangeApiOfType(PyTypeObject* type) { return ExchangeApiOf(type); }
 
-bool TryImportThroughExchangeApi(py::handle obj, Tensor* out) {
+bool TryImportThroughExchangeApi(py::handle obj, Tensor* out, CallOrigin* origin) {
   const DLPackExchangeAPI* api = ExchangeApiOf(Py_TYPE(obj.ptr()));
   if (api == nullptr) return false;
-  *out = ImportThroughApi(obj, api);
+  *out = ImportThroughApi(obj, api, origin != nullptr ? *origin : ThisCallOrigin());
   return true;
 }
 
 Tensor ImportForeignTensor(py::handle obj) {
   Tensor t;
   if (TryImportThroughExchangeApi(obj, &t)) return t;
+  CallOrigin& o = ThisCallOrigin();
   PyTypeObject* type = Py_TYPE(obj.ptr());
   const bool ndarray = type == NdarrayType();
-  if (ndarray && ImportBuffer(obj, &t)) return t;
+  if (ndarray && ImportBuffer(obj, &t, o)) return t;
   t = ImportThroughDLPack(obj);
   if (ndarray) {
-    t_origin.numpy = true;
-  } else if (t_origin.dlpack_type == nullptr && !PyCapsule_CheckExact(obj.ptr())) {
-    t_origin.dlpack_type = type;
+    o.numpy = true;
+  } else if (o.dlpack_type == nullptr && !PyCapsule_CheckExact(obj.ptr())) {
+    o.dlpack_type = type;
   }
   return t;
 }

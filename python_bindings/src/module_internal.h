@@ -43,6 +43,8 @@ py::object WrapTensor(Tensor t);
 py::object WrapProxy(Tensor t, int32_t value, uint64_t graph);
 // The PyTensor inside `obj` when it is an opreg.Tensor, else nullptr (no exception).
 PyTensor* AsPyTensor(py::handle obj);
+// True when `obj` is exactly an opreg.Tensor (not a subclass): one pointer comparison.
+bool IsExactPyTensor(py::handle obj);
 // True for objects with `__dlpack__` (NumPy arrays, torch tensors, ...) or DLPack capsules.
 bool IsDLPackProducer(py::handle obj);
 // Factory arguments as opreg.empty takes them: a dtype name or object (None: float32), a
@@ -54,8 +56,8 @@ std::vector<int64_t> ShapeArg(py::handle obj);
 // Producers are asked for a versioned capsule first (`__dlpack__(max_version=...)`).
 Tensor TensorFromDLPack(py::handle obj);
 // Imports a DLPack 1.x tensor without copying; a read-only one sets
-// ThisCallOrigin().last_import_readonly. On success the tensor owns `m`; when this throws (another major version, a
-// layout opreg cannot view) the caller still owns it.
+// ThisCallOrigin().last_import_readonly. On success the tensor owns `m`; when this throws (another
+// major version, a layout opreg cannot view) the caller still owns it.
 Tensor ImportVersioned(DLManagedTensorVersioned* m);
 // A DLPack 1.x export of `tensor` (not undefined, not meta) that keeps it alive until its
 // deleter runs; `copied` sets DLPACK_FLAG_BITMASK_IS_COPIED. Counted by the export test hooks.
@@ -80,6 +82,27 @@ struct CallOrigin {
   RecycleScope* recycle = nullptr;
 };
 CallOrigin& ThisCallOrigin();
+// For the RecycleScope of a call that ends with the GIL held (an opreg.ops call): the Python
+// objects and NumPy buffers its imported tensors own are released there without checking for
+// the GIL (RecycleScope::ReleaseAtEndWith).
+void ReleaseAtEndHoldingGil(RecycleScope* scope);
+// The boxed stack of one call: this thread's stack, kept between calls so a call allocates
+// none, or a fresh one while that is in use (a kernel that calls another op). Declare it after
+// the call's RecycleScope: its values are cleared first. Not thread-safe: one per call, on the
+// caller's thread.
+class StackLease {
+ public:
+  StackLease();
+  ~StackLease();
+  StackLease(const StackLease&) = delete;
+  StackLease& operator=(const StackLease&) = delete;
+  Stack& get() { return *stack_; }
+
+ private:
+  Stack* stack_;
+  bool* busy_;  // the thread stack's in-use flag, null for an own stack
+  Stack own_;
+};
 class CallOriginScope {
  public:
   // `op_call`: an opreg.ops call, whose results follow its tensors' origin; false for scopes
@@ -109,8 +132,9 @@ bool HasFastImport(py::handle obj);
 // on), nullptr when it has none; looked up once per type. GIL held.
 const DLPackExchangeAPI* ExchangeApiOfType(PyTypeObject* type);
 // ImportForeignTensor's first case alone, for the per-argument hot path: false (nothing done)
-// when `obj`'s type has no C exchange API.
-bool TryImportThroughExchangeApi(py::handle obj, Tensor* out);
+// when `obj`'s type has no C exchange API. `origin` is ThisCallOrigin() when the caller has it
+// at hand (null: looked up here).
+bool TryImportThroughExchangeApi(py::handle obj, Tensor* out, CallOrigin* origin = nullptr);
 // The Python object for a result tensor: a torch tensor (zero-copy) when the call's origin is
 // torch, an ndarray when it is NumPy (NumPy dtypes on CPU), a tensor of another DLPack
 // producer's framework through its module's `from_dlpack` (torch before 2.11, CuPy, ...), else
@@ -160,8 +184,9 @@ struct ArgConv {
 ArgConv ArgConvFor(const Type& type);
 // Converts a Python value for an argument; `where` names it in errors ("[ns::op] argument 'x'
 // (#0)"), built lazily. Tensors are opreg.Tensor or DLPack producers; during a graph capture
-// they become the capture's meta tensors.
-IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t index);
+// they become the capture's meta tensors. `origin` as in TryImportThroughExchangeApi.
+IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t index,
+                CallOrigin* origin = nullptr);
 // Converts by the Python value's own type (no schema).
 IValue ToIValueGeneric(py::handle obj);
 // A Python value for a boxed value: opreg.Tensor, int, float, bool, str, None, lists, tuples.

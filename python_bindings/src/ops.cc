@@ -29,15 +29,17 @@ class OpOverload {
                                            " were given"));
     }
     // Results go back in the framework of the tensor arguments (torch, NumPy, opreg).
-    RecycleScope borrowed;  // the framework tensors' objects, reused by the next call
+    RecycleScope borrowed;              // the framework tensors' objects, reused by the next call
+    ReleaseAtEndHoldingGil(&borrowed);  // the call returns to Python: the GIL is held there
     CallOriginScope origin(/*op_call=*/true);
     CallOrigin& o = origin.Get();  // one thread-local lookup per call, not per argument
     o.recycle = &borrowed;
-    Stack stack;
+    StackLease lease;  // after `borrowed`: the arguments are dropped before they are given back
+    Stack& stack = lease.get();
     stack.reserve(convs_.size());
     for (size_t i = 0; i < nargs; ++i) {
       stack.push_back(
-          ToIValue(py::handle(args[i]), i < convs_.size() ? convs_[i] : ArgConv{}, &op_, i));
+          ToIValue(py::handle(args[i]), i < convs_.size() ? convs_[i] : ArgConv{}, &op_, i, &o));
       if (o.last_import_readonly) CheckWritable(i, args[i]);
     }
     const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
@@ -56,7 +58,7 @@ class OpOverload {
                                                "] got multiple values for argument '", name,
                                                "' (#", i, ")"));
         }
-        slots[i] = ToIValue(py::handle(args[nargs + k]), convs_[i], &op_, i);
+        slots[i] = ToIValue(py::handle(args[nargs + k]), convs_[i], &op_, i, &o);
         if (o.last_import_readonly) CheckWritable(i, args[nargs + k]);
       }
       const auto& schema_args = def->schema.arguments();

@@ -235,6 +235,8 @@ py::object WrapProxy(Tensor t, int32_t value, uint64_t graph) {
   return py::cast(PyTensor{std::move(t), value, graph});
 }
 
+bool IsExactPyTensor(py::handle obj) { return Py_TYPE(obj.ptr()) == g_tensor_type; }
+
 PyTensor* AsPyTensor(py::handle obj) {
   PyTypeObject* type = Py_TYPE(obj.ptr());
   if (type != g_tensor_type && !PyType_IsSubtype(type, g_tensor_type)) return nullptr;

@@ -203,8 +203,9 @@ std::string ArgName(const BridgedOp& b, size_t index) {
   return index < args.size() ? args[index].name() : "?";
 }
 
-// An owned AtenTensorHandle as an opreg tensor that owns the handle.
-Tensor FromHandleOrThrow(AtenTensorHandle h, const BridgedOp& b, size_t index) {
+// An owned AtenTensorHandle as an opreg tensor that owns the handle, made and kept by `scope`.
+Tensor FromHandleOrThrow(AtenTensorHandle h, const BridgedOp& b, size_t index,
+                         RecycleScope& scope) {
   const TorchShim& s = *g_shim;
   void* data = nullptr;
   int64_t ndim = 0;
@@ -235,24 +236,26 @@ Tensor FromHandleOrThrow(AtenTensorHandle h, const BridgedOp& b, size_t index) {
                                                    static_cast<int>(index), "a CPU or CUDA tensor",
                                                    StrCat("torch device type ", device_type)));
   }
-  return RecycledTensors::FromBlob(data, IntArrayRef(sizes, static_cast<size_t>(ndim)),
-                                   IntArrayRef(strides, static_cast<size_t>(ndim)), *opreg_dtype,
-                                   device, h, &ReleaseHandle);
+  return scope.FromBlob(data, IntArrayRef(sizes, static_cast<size_t>(ndim)),
+                        IntArrayRef(strides, static_cast<size_t>(ndim)), *opreg_dtype, device, h,
+                        &ReleaseHandle);
 }
 
-Tensor FromHandle(AtenTensorHandle h, const BridgedOp& b, size_t index) {
+Tensor FromHandle(AtenTensorHandle h, const BridgedOp& b, size_t index, RecycleScope& scope) {
   try {
-    return FromHandleOrThrow(h, b, index);
+    return FromHandleOrThrow(h, b, index, scope);
   } catch (...) {
     g_shim->delete_tensor(h);  // not taken by a tensor: still ours
     throw;
   }
 }
 
-IValue FromStable(StableIValue v, Kind kind, const BridgedOp& b, size_t index) {
+// A torch argument as an opreg value; tensors are made and kept by `scope`.
+IValue FromStable(StableIValue v, Kind kind, const BridgedOp& b, size_t index,
+                  RecycleScope& scope) {
   switch (kind) {
     case Kind::kTensor:
-      return IValue(FromHandle(reinterpret_cast<AtenTensorHandle>(v), b, index));
+      return IValue(FromHandle(reinterpret_cast<AtenTensorHandle>(v), b, index, scope));
     case Kind::kInt:
       return IValue(static_cast<int64_t>(v));
     case Kind::kFloat: {
@@ -332,28 +335,6 @@ StableIValue ToStable(IValue v, Kind kind, const BridgedOp& b, size_t index) {
   return 0;
 }
 
-// The boxed stack of the outermost bridged call on this thread, kept between calls so a call
-// allocates none (a kernel that calls another bridged op gets a fresh one).
-thread_local Stack t_stack;
-thread_local bool t_stack_busy = false;
-
-class StackLease {
- public:
-  StackLease() : shared_(!t_stack_busy) {
-    if (shared_) t_stack_busy = true;
-  }
-  ~StackLease() {
-    if (!shared_) return;
-    t_stack.clear();
-    t_stack_busy = false;
-  }
-  Stack& get() { return shared_ ? t_stack : own_; }
-
- private:
-  bool shared_;
-  Stack own_;
-};
-
 void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint64_t num_outputs) {
   RecycleScope borrowed;  // the tensor arguments' objects, reused by the next call
   StackLease lease;
@@ -373,10 +354,9 @@ void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint
         v = *box;
         FreeBox(box);
       }
-      s.push_back(FromStable(v, slot.kind, b, i));
+      s.push_back(FromStable(v, slot.kind, b, i, borrowed));
       if (slot.kind == Kind::kTensor) {
         const Tensor& t = s.back().toTensor();
-        borrowed.Keep(t);
         if (cuda_device < 0 && t.is_cuda()) cuda_device = t.device().index;
       }
     } catch (...) {

@@ -181,6 +181,31 @@ def test_argument_objects_are_reused_but_never_while_kept():
     assert sys.getrefcount(y) == ry
 
 
+@needs_ops
+def test_ops_called_from_a_python_kernel_inside_an_op_call():
+    # The inner calls run while the outer call's argument stack and tensor objects are in use:
+    # they must get their own, and every argument must still be released.
+    lib = opreg.Library("fw_nested", "FRAGMENT")
+    lib.define("twice_sum(Tensor a, Tensor b) -> Tensor")
+
+    def twice_sum(a, b):
+        s = opreg.ops.opreg.add(a, b)
+        return opreg.ops.opreg.add(s, s)
+
+    lib.impl("twice_sum", twice_sum, "CPU")
+    x, y = torch.arange(4, dtype=torch.float32), torch.ones(4)
+    a = np.arange(4, dtype=np.float32)
+    rx, ry, ra = sys.getrefcount(x), sys.getrefcount(y), sys.getrefcount(a)
+    for _ in range(3):
+        r = opreg.ops.fw_nested.twice_sum(x, y)
+        assert isinstance(r, torch.Tensor)
+        torch.testing.assert_close(r, (x + y) * 2)
+        np.testing.assert_array_equal(opreg.ops.fw_nested.twice_sum(a, a), a * 4)
+    del r
+    gc.collect()
+    assert (sys.getrefcount(x), sys.getrefcount(y), sys.getrefcount(a)) == (rx, ry, ra)
+
+
 def test_one_object_passed_twice_is_one_tensor_in_the_call():
     # Checked on a new thread, whose cache of tensor objects starts empty: each distinct
     # framework object costs one import (one cached object afterwards), whatever its repeats.
