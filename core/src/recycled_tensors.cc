@@ -58,7 +58,8 @@ Tensor RecycledTensors::FromCache(RecycledTensorCache& cache, void* data, IntArr
                                   IntArrayRef strides, DType dtype, Device device, void* owner,
                                   DataPtr::DeleterFn release) {
   if (cache.size == 0) return from_blob(data, sizes, strides, dtype, device, owner, release);
-  // The top cached tensor takes the layout in place; it stays cached until nothing can throw.
+  // The top cached tensor takes the layout in place and stays cached until nothing can throw
+  // (a layout it refuses leaves it half-written; the next use writes every field again).
   Tensor* slot = cache.Slot(cache.size - 1);
   TensorImpl* impl = slot->unsafe_get_impl();
   size_t nbytes = 0;
@@ -100,8 +101,18 @@ void RecycledTensors::GiveTo(RecycledTensorCache& cache, Tensor* t,
     }
   }
   data.Reset();  // a no-op when the substitution above took the owner
+  // The release may have run Python code (a finaliser) that called ops and filled the cache.
+  if (cache.size >= kMaxCached) {
+    *t = Tensor();
+    return;
+  }
   if (!cache.cleanup_registered) RegisterCleanup(cache);
   new (cache.slots[cache.size++]) Tensor(std::move(*t));
+}
+
+void RecycledTensors::Disown(Tensor* t) {
+  t->unsafe_get_impl()->storage_.unsafe_get()->data_ptr_.ReleaseContext();
+  *t = Tensor();
 }
 
 Tensor RecycledTensors::FromBlob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype,
@@ -125,7 +136,12 @@ Tensor RecycleScope::FromBlob(void* data, IntArrayRef sizes, IntArrayRef strides
                               const void* source) {
   Tensor t =
       RecycledTensors::FromCache(*cache_, data, sizes, strides, dtype, device, owner, release);
-  Keep(t, source);
+  try {
+    Keep(t, source);
+  } catch (...) {  // out of memory: `owner` goes back to the caller, unreleased, as documented
+    RecycledTensors::Disown(&t);
+    throw;
+  }
   return t;
 }
 

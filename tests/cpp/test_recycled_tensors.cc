@@ -106,6 +106,15 @@ TEST_CASE("layout errors leave the owner with the caller, cached objects untouch
   CHECK_THROWS_WITH(RecycledTensors::FromBlob(nullptr, {4}, {1}, DType::kFloat32, Device::cpu(),
                                               &released, &CountRelease),
                     Catch::Contains("data is null"));
+  // An element count that overflows before a zero size is refused as from_blob refuses it.
+  const int64_t big = int64_t{1} << 31, bigger = int64_t{1} << 32;
+  CHECK_THROWS_WITH(RecycledTensors::FromBlob(a.data(), {big, bigger, 0}, {bigger, 1, 1},
+                                              DType::kFloat32, Device::cpu(), &released,
+                                              &CountRelease),
+                    Catch::Contains("2^63"));
+  CHECK_THROWS_WITH(opreg::from_blob(a.data(), {big, bigger, 0}, {bigger, 1, 1}, DType::kFloat32,
+                                     Device::cpu(), &released, &CountRelease),
+                    Catch::Contains("2^63"));
   CHECK(released == 1);  // only the first tensor's owner
   CHECK(RecycledTensors::CachedOnThisThread() == 1);
 }

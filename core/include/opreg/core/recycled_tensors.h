@@ -44,6 +44,8 @@ class RecycledTensors {
   static Tensor FromCache(internal::RecycledTensorCache& cache, void* data, IntArrayRef sizes,
                           IntArrayRef strides, DType dtype, Device device, void* owner,
                           DataPtr::DeleterFn release);
+  // Drops `*t` (just made by FromCache, its only handle) without releasing its memory's owner.
+  static void Disown(Tensor* t);
   // Give() with `n` release substitutions (RecycleScope::ReleaseAtEndWith).
   static void GiveTo(internal::RecycledTensorCache& cache, Tensor* t,
                      const DataPtr::DeleterFn* release, const DataPtr::DeleterFn* at_end, int n);
