@@ -96,6 +96,14 @@ void CheckOut(std::string_view op, std::string_view out_name, int index, const T
                                     StrCat("strides ", ShapeString(out.strides()))));
 }
 
+void CheckContiguousInput(std::string_view op, std::string_view arg, int index, const Tensor& t) {
+  OPREG_CHECK_VALUE(!t.defined() || t.is_contiguous(),
+                    ArgErrorMessage(op, arg, index,
+                                    "a contiguous tensor (the CUDA kernel reads it in place; call "
+                                    "contiguous() first)",
+                                    StrCat("strides ", ShapeString(t.strides()))));
+}
+
 namespace {
 // [first byte, one past the last byte] the elements of `t` reach, relative to its storage.
 std::pair<int64_t, int64_t> ByteExtent(const Tensor& t) {

@@ -9,10 +9,11 @@
 // set one), the stream the CUDA allocator also allocates outputs on. Nothing synchronizes:
 // results are ordered on that stream (copy_ to the host synchronizes it).
 //
-// Layouts: add and mul read inputs of any strides (the broadcast kernel); every other CUDA
-// kernel needs contiguous inputs and refuses strided ones with kValue ("the CUDA kernel needs a
-// contiguous 'x' (call contiguous() first)"): copying a strided CUDA tensor is not supported by
-// copy_ yet, so the wrapper cannot make one contiguous for the caller.
+// Layouts: add, mul and split_add read inputs of any strides (the broadcast kernel); every other
+// CUDA kernel needs contiguous inputs, and the wrappers refuse strided ones with kValue in the
+// usual argument format ("[opreg::rms_norm.out] argument 'input' (#0): expected a contiguous
+// tensor (...), got strides [1, 64]"): copying a strided CUDA tensor is not supported by copy_
+// yet, so the wrapper cannot make one contiguous for the caller.
 #include <cuda_runtime_api.h>
 
 #include <optional>
@@ -84,6 +85,8 @@ std::tuple<Tensor&, Tensor&> SplitAddOut(const Tensor& x, const Tensor& y, Tenso
 Tensor& RmsNormOut(const Tensor& input, const Tensor& weight, double eps, Tensor& out) {
   const Device dev = CudaDeviceOf(input);
   CheckRmsNormOut("opreg::rms_norm.out", input, weight, eps, out, dev);
+  CheckContiguousInput("opreg::rms_norm.out", "input", 0, input);
+  CheckContiguousInput("opreg::rms_norm.out", "weight", 1, weight);
   CudaDeviceGuard guard(dev.index);
   k::RmsNormOut(input, weight, eps, out, StreamOf(dev));
   return out;
@@ -92,6 +95,9 @@ Tensor& RmsNormOut(const Tensor& input, const Tensor& weight, double eps, Tensor
 void FusedAddRmsNorm(Tensor& input, Tensor& residual, const Tensor& weight, double eps) {
   const Device dev = CudaDeviceOf(input);
   CheckFusedAddRmsNormOn("opreg::fused_add_rms_norm_", input, residual, weight, eps, dev);
+  CheckContiguousInput("opreg::fused_add_rms_norm_", "input", 0, input);
+  CheckContiguousInput("opreg::fused_add_rms_norm_", "residual", 1, residual);
+  CheckContiguousInput("opreg::fused_add_rms_norm_", "weight", 2, weight);
   CudaDeviceGuard guard(dev.index);
   k::FusedAddRmsNormInplace(input, residual, weight, eps, StreamOf(dev));
 }
@@ -99,6 +105,7 @@ void FusedAddRmsNorm(Tensor& input, Tensor& residual, const Tensor& weight, doub
 Tensor& SiluAndMulOut(const Tensor& x, Tensor& out) {
   const Device dev = CudaDeviceOf(x);
   CheckSiluAndMulOut("opreg::silu_and_mul.out", x, out, dev);
+  CheckContiguousInput("opreg::silu_and_mul.out", "x", 0, x);
   CudaDeviceGuard guard(dev.index);
   k::SiluAndMulOut(x, out, StreamOf(dev));
   return out;
@@ -108,6 +115,7 @@ std::tuple<Tensor&, Tensor&> PerTokenQuantOut(const Tensor& x, DType dtype, Tens
                                               Tensor& scale) {
   const Device dev = CudaDeviceOf(x);
   CheckPerTokenQuantOut("opreg::per_token_quant.out", x, dtype, q, scale, dev);
+  CheckContiguousInput("opreg::per_token_quant.out", "x", 0, x);
   CudaDeviceGuard guard(dev.index);
   k::PerTokenQuantOut(x, q, scale, StreamOf(dev));
   return {q, scale};
@@ -117,6 +125,7 @@ std::tuple<Tensor&, Tensor&> TopkOut(const Tensor& x, int64_t kk, int64_t dim, b
                                      Tensor& values, Tensor& indices) {
   const Device dev = CudaDeviceOf(x);
   CheckTopkOut("opreg::topk.out", x, kk, dim, largest, values, indices, dev);
+  CheckContiguousInput("opreg::topk.out", "x", 0, x);
   CudaDeviceGuard guard(dev.index);
   k::TopkOut(x, kk, WrapDim("opreg::topk.out", "dim", 2, dim, x.dim()), largest, values, indices,
              StreamOf(dev));
@@ -126,6 +135,7 @@ std::tuple<Tensor&, Tensor&> TopkOut(const Tensor& x, int64_t kk, int64_t dim, b
 Tensor& SoftmaxOut(const Tensor& x, int64_t dim, Tensor& out) {
   const Device dev = CudaDeviceOf(x);
   CheckSoftmaxOut("opreg::softmax.out", x, dim, out, dev);
+  CheckContiguousInput("opreg::softmax.out", "x", 0, x);
   CudaDeviceGuard guard(dev.index);
   k::SoftmaxOut(x, WrapDim("opreg::softmax.out", "dim", 1, dim, x.dim()), out, StreamOf(dev));
   return out;
@@ -135,6 +145,9 @@ Tensor& LinearOut(const Tensor& x, const Tensor& weight, const std::optional<Ten
                   Tensor& out) {
   const Device dev = CudaDeviceOf(x);
   CheckLinearOut("opreg::linear.out", x, weight, bias, out, dev);
+  CheckContiguousInput("opreg::linear.out", "x", 0, x);
+  CheckContiguousInput("opreg::linear.out", "weight", 1, weight);
+  if (bias) CheckContiguousInput("opreg::linear.out", "bias", 2, *bias);
   CudaDeviceGuard guard(dev.index);
   k::LinearOut(x, weight, bias, out, StreamOf(dev));
   return out;

@@ -417,11 +417,14 @@ TEST_CASE("cuda kernels refuse what they cannot handle, naming the argument", "[
   Tensor w = Cuda(Rand({8}, DType::kFloat32, 23));
   Tensor out = EmptyCuda({4, 8}, DType::kFloat32);
   // A strided (column-sliced) input: the CUDA row kernels need contiguous rows.
-  CHECK_THROWS_AS(rms.call(x.narrow(1, 0, 8), w, 1e-6, out), opreg::Error);
+  CHECK_THROWS_WITH(rms.call(x.narrow(1, 0, 8), w, 1e-6, out),
+                    Catch::Contains("[opreg::rms_norm.out] argument 'input' (#0): expected a "
+                                    "contiguous tensor") &&
+                        Catch::Contains("got strides [16, 1]"));
   // Mixed devices: a CPU weight with a CUDA input.
   Tensor wc = Rand({16}, DType::kFloat32, 24);
   Tensor out16 = EmptyCuda({4, 16}, DType::kFloat32);
-  CHECK_THROWS_AS(rms.call(x, wc, 1e-6, out16), opreg::Error);
+  CHECK_THROWS_WITH(rms.call(x, wc, 1e-6, out16), Catch::Contains("argument 'weight' (#1)"));
 }
 
 }  // namespace

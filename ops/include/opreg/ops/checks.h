@@ -62,6 +62,11 @@ void CheckSameShape(std::string_view op, std::string_view arg, int index, const 
 // [0, ndim): "... expected a dimension in [-2, 1], got 5".
 int64_t WrapDim(std::string_view op, std::string_view arg, int index, int64_t dim, int64_t ndim);
 
+// An input a kernel reads in place, densely (the CUDA kernels, which cannot copy a strided CUDA
+// tensor): kValue "expected a contiguous tensor (the CUDA kernel reads it in place; call
+// contiguous() first), got strides [1, 64]". An undefined tensor passes (optional arguments).
+void CheckContiguousInput(std::string_view op, std::string_view arg, int index, const Tensor& t);
+
 // An out argument of an `.out` op: defined, of exactly `expected_sizes` and `expected_dtype`,
 // on `device`, and contiguous (kernels write it densely; a strided out is refused, never
 // silently mishandled). Messages: "expected shape [2, 3], got [3, 2]", "expected dtype f32, got
