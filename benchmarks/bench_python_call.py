@@ -11,7 +11,11 @@ No-op ops with 1 and 3 tensor arguments, all in the same run:
 - when apache-tvm-ffi is installed (PyPI): its C++ no-op function `testing.nop` with torch
   and NumPy arguments.
 
-    python benchmarks/bench_python_call.py [--iters N] [--repeats R] [--no-native] [--json PATH]
+With `--device cuda` every tensor is a CUDA tensor (opreg.Tensor rows hold torch's CUDA memory;
+the NumPy rows are left out): the same calls, plus the stream lookup a CUDA call makes.
+
+    python benchmarks/bench_python_call.py [--device cpu|cuda] [--iters N] [--repeats R]
+        [--no-native] [--json PATH]
 
 Figures are nanoseconds per call: the best of R repeats of N calls (the loop's own cost is
 measured and subtracted).
@@ -66,6 +70,11 @@ TORCH_LIBRARY_IMPL(bench_native, CPU, m) {
   m.impl("noop1", &noop1);
   m.impl("noop3", &noop3);
 }
+
+TORCH_LIBRARY_IMPL(bench_native, CUDA, m) {
+  m.impl("noop1", &noop1);
+  m.impl("noop3", &noop3);
+}
 """
 
 
@@ -87,18 +96,33 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     p.add_argument("--no-native", action="store_true",
                    help="skip the native TORCH_LIBRARY op (no C++ compile)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="where the tensors live (cuda needs torch with a CUDA device)")
     args = p.parse_args(argv)
+    cuda = args.device == "cuda"
+    key = "CUDA" if cuda else "CPU"
+    if cuda:
+        import torch
+
+        if not torch.cuda.is_available() or not opreg.cuda.is_available():
+            print("--device cuda: torch or opreg sees no CUDA device (torch.cuda.is_available() "
+                  f"{torch.cuda.is_available()}, opreg.cuda.is_available() "
+                  f"{opreg.cuda.is_available()})", file=sys.stderr)
+            return 2
 
     opreg._C._load_test_ops()
     lib = opreg.Library("bench_py", "FRAGMENT")
     lib.define("noop1(Tensor a) -> ()")
     lib.define("noop3(Tensor a, Tensor b, Tensor c) -> ()")
-    lib.impl("noop1", lambda a: None, "CPU")
-    lib.impl("noop3", lambda a, b, c: None, "CPU")
+    lib.impl("noop1", lambda a: None, key)
+    lib.impl("noop3", lambda a, b, c: None, key)
 
     # Three distinct objects for the 3-tensor calls: one object passed three times lets a runtime
     # reuse the first conversion (opreg does, within a call), which real calls rarely allow.
-    x, y, z = (opreg.zeros((4,)) for _ in range(3))
+    if cuda:
+        x, y, z = (opreg.from_dlpack(torch.zeros(4, device="cuda")) for _ in range(3))
+    else:
+        x, y, z = (opreg.zeros((4,)) for _ in range(3))
     xn, yn, zn = (np.zeros(4, np.float32) for _ in range(3))
 
     def py1(a: Any) -> None:
@@ -114,11 +138,12 @@ def main(argv: Optional[List[str]] = None) -> int:
          opreg.ops._opreg_test.noop3, (x, y, z)),
         ("opreg.ops, C++ kernel, .default overload", opreg.ops._opreg_test.noop1.default, (x,),
          opreg.ops._opreg_test.noop3.default, (x, y, z)),
-        ("opreg.ops, C++ kernel (NumPy args)", opreg.ops._opreg_test.noop1, (xn,),
-         opreg.ops._opreg_test.noop3, (xn, yn, zn)),
         ("opreg.ops, Python kernel (opreg.Library)", opreg.ops.bench_py.noop1, (x,),
          opreg.ops.bench_py.noop3, (x, y, z)),
     ]
+    if not cuda:
+        cases.insert(3, ("opreg.ops, C++ kernel (NumPy args)", opreg.ops._opreg_test.noop1, (xn,),
+                         opreg.ops._opreg_test.noop3, (xn, yn, zn)))
     torch_version = None
     try:
         import torch
@@ -127,8 +152,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         tlib = torch.library.Library("bench_torch", "FRAGMENT")
         tlib.define("noop1(Tensor a) -> ()")
         tlib.define("noop3(Tensor a, Tensor b, Tensor c) -> ()")
-        tlib.impl("noop1", lambda a: None, "CPU")
-        tlib.impl("noop3", lambda a, b, c: None, "CPU")
+        tlib.impl("noop1", lambda a: None, key)
+        tlib.impl("noop3", lambda a, b, c: None, key)
 
         # Explicit schemas: this file's annotations are strings (from __future__ import annotations).
         @torch.library.custom_op("bench_torch_co::noop1", mutates_args=(), schema="(Tensor a) -> ()")
@@ -140,7 +165,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         def co3(a, b, c):
             pass
 
-        tx, ty, tz = (torch.zeros(4) for _ in range(3))
+        tx, ty, tz = (torch.zeros(4, device=args.device) for _ in range(3))
         import opreg.torch as opreg_torch
 
         opreg_torch.sync()  # the test ops were loaded after opreg.torch could have been imported
@@ -170,7 +195,9 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         tvm_ffi_version = getattr(tvm_ffi, "__version__", "installed")
         nop = tvm_ffi.get_global_func("testing.nop")
-        cases.append(("apache-tvm-ffi C++ function (NumPy args)", nop, (xn,), nop, (xn, yn, zn)))
+        if not cuda:
+            cases.append(("apache-tvm-ffi C++ function (NumPy args)", nop, (xn,), nop,
+                          (xn, yn, zn)))
         if torch_version is not None:
             cases.append(("apache-tvm-ffi C++ function (torch args)", nop, (tx,), nop,
                           (tx, ty, tz)))
@@ -186,7 +213,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         rows.append(row)
 
     w = max(len(r["case"]) for r in rows)
-    print(f"per-call time, ns (best of {args.repeats} x {args.iters} calls); "
+    print(f"per-call time, ns (best of {args.repeats} x {args.iters} calls, {args.device} tensors); "
           f"python {platform.python_version()}, opreg {opreg.__version__}, torch {torch_version or 'not installed'}, "
           f"apache-tvm-ffi {tvm_ffi_version or 'not installed'}")
     print(f"{'case':<{w}}  {'1 tensor':>9}  {'3 tensors':>9}")
@@ -197,7 +224,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         with open(args.json, "w") as f:
             json.dump({"python": platform.python_version(), "opreg": opreg.__version__,
                        "torch": torch_version, "tvm_ffi": tvm_ffi_version,
-                       "machine": platform.machine(),
+                       "machine": platform.machine(), "device": args.device,
                        "iters": args.iters, "repeats": args.repeats, "results": rows}, f, indent=2)
     lib._destroy()
     return 0

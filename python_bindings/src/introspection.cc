@@ -36,6 +36,12 @@ std::optional<Library>& TestLibraryCpu() {
   static std::optional<Library>* lib = new std::optional<Library>();
   return *lib;
 }
+// The no-ops take CUDA tensors too (the call-overhead benchmark's CUDA rows); registering a
+// kernel for the CUDA key needs no CUDA build.
+std::optional<Library>& TestLibraryCuda() {
+  static std::optional<Library>* lib = new std::optional<Library>();
+  return *lib;
+}
 
 // One argument or return as a dict, for opreg.FunctionSchema (python_bindings/opreg/
 // _schema_objects.py): the written type, the default as printed in the schema, alias sets.
@@ -128,6 +134,8 @@ void InitIntrospection(py::module_& m) {
                               __LINE__);
         TestLibraryCpu().emplace(Library::IMPL, "_opreg_test", DispatchKey::kCPU, __FILE__,
                                  __LINE__);
+        TestLibraryCuda().emplace(Library::IMPL, "_opreg_test", DispatchKey::kCUDA, __FILE__,
+                                  __LINE__);
         Library& lib = *TestLibrary();
         lib.def("noop1(Tensor a) -> ()");
         lib.def("noop3(Tensor a, Tensor b, Tensor c) -> ()");
@@ -136,6 +144,8 @@ void InitIntrospection(py::module_& m) {
         Library& cpu = *TestLibraryCpu();
         cpu.impl("noop1", &Noop1);
         cpu.impl("noop3", &Noop3);
+        TestLibraryCuda()->impl("noop1", &Noop1);
+        TestLibraryCuda()->impl("noop3", &Noop3);
         lib.impl("apply_twice", &ApplyTwice);  // composite: every backend
         cpu.impl("scale", [](const Tensor& x, double alpha, int64_t repeat) {
           Tensor y = x.contiguous().clone();

@@ -19,16 +19,19 @@ needs_ops = pytest.mark.skipif("opreg::add" not in opreg.list_ops(),
 
 
 @needs_ops
-def test_torch_in_torch_out_zero_copy():
-    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+def test_torch_in_torch_out_zero_copy(device):
+    x = torch.arange(6, dtype=torch.float32, device=device).reshape(2, 3)
     y = opreg.ops.opreg.add(x, x)
     assert isinstance(y, torch.Tensor)
+    assert y.device == x.device
     assert torch.equal(y, x * 2)
     # The result is opreg's memory, shared: a write through torch is seen by opreg and back.
     t = opreg.from_dlpack(y)
     assert t.data_ptr() == y.data_ptr()
     y[0, 0] = 42.0
-    assert np.asarray(t)[0, 0] == 42.0
+    assert torch.from_dlpack(t)[0, 0].item() == 42.0
+    torch.from_dlpack(t)[1, 2] = -1.0
+    assert y[1, 2].item() == -1.0
     with opreg.returning_opreg_tensors():
         z = opreg.ops.opreg.add(x, x)
     assert isinstance(z, opreg.Tensor)
@@ -36,10 +39,10 @@ def test_torch_in_torch_out_zero_copy():
 
 
 @needs_ops
-def test_in_place_op_writes_the_callers_torch_tensor():
-    x = torch.randn(4, 8)
-    residual = torch.randn(4, 8)
-    w = torch.rand(8) + 0.5
+def test_in_place_op_writes_the_callers_torch_tensor(device):
+    x = torch.randn(4, 8, device=device)
+    residual = torch.randn(4, 8, device=device)
+    w = torch.rand(8, device=device) + 0.5
     expect_res = x + residual
     expect = expect_res * torch.rsqrt(expect_res.pow(2).mean(-1, keepdim=True) + 1e-6) * w
     x_ptr = x.data_ptr()
@@ -49,22 +52,27 @@ def test_in_place_op_writes_the_callers_torch_tensor():
     torch.testing.assert_close(x, expect, rtol=1e-5, atol=1e-5)
 
 
-def test_strides_and_offsets_are_kept():
-    base = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+def test_strides_and_offsets_are_kept(device):
+    base = torch.arange(24, dtype=torch.float32, device=device).reshape(4, 6)
     view = base.t()[1:, ::2]  # non-contiguous, storage offset
     t = opreg.from_dlpack(view)
     assert t.shape == tuple(view.shape)
     assert t.strides == tuple(view.stride())
     assert t.data_ptr() == view.data_ptr()
-    np.testing.assert_array_equal(np.asarray(t), view.numpy())
+    back = torch.from_dlpack(t)
+    assert back.stride() == view.stride() and back.data_ptr() == view.data_ptr()
+    assert torch.equal(back, view)
+    if "opreg::add" in opreg.list_ops():  # add reads inputs of any strides, on CPU and CUDA
+        torch.testing.assert_close(opreg.ops.opreg.add(view, view), view * 2)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int8", "uint8",
                                    "int16", "int32", "int64", "bool", "float8_e4m3fn",
                                    "float8_e5m2"])
-def test_every_dtype_round_trips_through_torch(dtype):
+def test_every_dtype_round_trips_through_torch(dtype, device):
     tdt = getattr(torch, dtype)
     x = torch.ones(5, dtype=tdt) if dtype.startswith("float8") else torch.arange(5).to(tdt)
+    x = x.to(device)
     if dtype.startswith("float8") and not HAS_EXCHANGE_API:
         try:
             x.__dlpack__()
@@ -74,13 +82,13 @@ def test_every_dtype_round_trips_through_torch(dtype):
     assert t.dtype == dtype
     assert t.data_ptr() == x.data_ptr()
     back = torch.from_dlpack(t)
-    assert back.dtype == tdt and back.data_ptr() == x.data_ptr()
+    assert back.dtype == tdt and back.data_ptr() == x.data_ptr() and back.device == x.device
     assert torch.equal(back.view(torch.uint8), x.view(torch.uint8))
 
 
 @needs_ops
-def test_bf16_op_returns_bf16_torch():
-    x = torch.randn(3, 16, dtype=torch.bfloat16)
+def test_bf16_op_returns_bf16_torch(device):
+    x = torch.randn(3, 16, dtype=torch.bfloat16, device=device)
     y = opreg.ops.opreg.add(x, x)
     assert y.dtype == torch.bfloat16
     torch.testing.assert_close(y, x + x)
@@ -133,21 +141,23 @@ def test_versioned_dlpack_both_ways():
 
 
 @needs_ops
-def test_no_reference_leak_over_100k_calls():
-    x = torch.ones(8)
+def test_no_reference_leak_over_100k_calls(device):
+    x = torch.ones(8, device=device)
     a = np.ones(8, np.float32)
+    # NumPy arrays are CPU memory: on CUDA both calls take torch tensors.
+    b = a if device == "cpu" else torch.ones(8, device=device)
     f = opreg.ops.opreg.add
     for _ in range(100):  # warm-up: caches of types and ops fill once
-        f(x, x), f(a, a)
+        f(x, x), f(b, b)
     gc.collect()
-    rx, ra = sys.getrefcount(x), sys.getrefcount(a)
+    rx, ra = sys.getrefcount(x), sys.getrefcount(b)
     live = opreg._C._dlpack_live_exports()
     for _ in range(100_000):
         f(x, x)
-        f(a, a)
+        f(b, b)
     gc.collect()
     assert sys.getrefcount(x) == rx
-    assert sys.getrefcount(a) == ra
+    assert sys.getrefcount(b) == ra
     assert opreg._C._dlpack_live_exports() == live
 
 
@@ -242,12 +252,13 @@ def test_result_keeps_its_memory_alive_after_the_input_dies():
 
 
 @needs_ops
-def test_wrong_dtype_names_op_and_argument():
+def test_wrong_dtype_names_op_and_argument(device):
     with pytest.raises(TypeError, match=r"\[opreg::rms_norm\] argument 'input' \(#0\): "
                                         r"expected dtype f32, f16 or bf16, got i64"):
-        opreg.ops.opreg.rms_norm(torch.ones(2, 4, dtype=torch.int64), torch.ones(4), 1e-6)
+        opreg.ops.opreg.rms_norm(torch.ones(2, 4, dtype=torch.int64, device=device),
+                                 torch.ones(4, device=device), 1e-6)
     with pytest.raises(TypeError, match=r"\[opreg::add\] argument 'other' \(#1\)"):
-        opreg.ops.opreg.add(torch.ones(2), "not a tensor")
+        opreg.ops.opreg.add(torch.ones(2, device=device), "not a tensor")
 
 
 def test_fast_import_is_used_for_torch_and_numpy():

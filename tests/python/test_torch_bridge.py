@@ -31,27 +31,28 @@ def _no_graph_break():
 
 
 @needs_ops
-def test_every_opreg_op_is_a_torch_op():
+def test_every_opreg_op_is_a_torch_op(device):
     opreg_torch.sync()  # ops C++ registered since the import (other tests load some)
     names = opreg_torch.registered()
     for name in opreg.list_ops():
         assert name in names or name in opreg_torch.skipped(), name
     assert "opreg::rms_norm" in names and "opreg::add.out" in names
-    x = torch.randn(4, 8)
-    w = torch.rand(8) + 0.5
+    x = torch.randn(4, 8, device=device)
+    w = torch.rand(8, device=device) + 0.5
     y = torch.ops.opreg.rms_norm(x, w, 1e-6)
+    assert y.device == x.device
     torch.testing.assert_close(y, x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w)
     assert str(torch.ops.opreg.rms_norm.default._schema) == opreg.ops.opreg.rms_norm.default.schema
 
 
 @needs_ops
-def test_out_variant_returns_the_out_tensor():
-    x = torch.randn(3, 5)
-    out = torch.empty(3, 5)
+def test_out_variant_returns_the_out_tensor(device):
+    x = torch.randn(3, 5, device=device)
+    out = torch.empty(3, 5, device=device)
     assert torch.ops.opreg.add.out(x, x, out=out) is out
     torch.testing.assert_close(out, 2 * x)
-    q = torch.empty(3, 5, dtype=torch.int8)
-    s = torch.empty(3, 1)
+    q = torch.empty(3, 5, dtype=torch.int8, device=device)
+    s = torch.empty(3, 1, device=device)
     rq, rs = torch.ops.opreg.per_token_quant.out(x, torch.int8, q=q, scale=s)
     assert rq is q and rs is s
 
@@ -63,8 +64,8 @@ def _compiled(fn, backend):
 
 @needs_ops
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
-def test_compile_functional_in_place_and_out_forms(backend):
-    w = torch.rand(8) + 0.5
+def test_compile_functional_in_place_and_out_forms(backend, device):
+    w = torch.rand(8, device=device) + 0.5
 
     def f(x, residual):
         torch.ops.opreg.fused_add_rms_norm_(x, residual, w, 1e-6)  # in place
@@ -74,7 +75,7 @@ def test_compile_functional_in_place_and_out_forms(backend):
         values, indices = torch.ops.opreg.topk(out, 2)  # multi-output
         return out * 2, values, indices
 
-    x, r = torch.randn(4, 8), torch.randn(4, 8)
+    x, r = torch.randn(4, 8, device=device), torch.randn(4, 8, device=device)
     xe, re_ = x.clone(), r.clone()
     expect = f(xe, re_)
     g, counter = _compiled(f, backend)
@@ -87,14 +88,17 @@ def test_compile_functional_in_place_and_out_forms(backend):
     _no_graph_break()
 
 
-def _builtin_cases():
-    x = torch.randn(4, 8)
-    y = torch.randn(4, 8)
-    w = torch.rand(8) + 0.5
-    lw = torch.randn(16, 8)
-    lb = torch.randn(16)
-    g = torch.randn(4, 16)
-    e = torch.empty
+def _builtin_cases(device="cpu"):
+    x = torch.randn(4, 8, device=device)
+    y = torch.randn(4, 8, device=device)
+    w = torch.rand(8, device=device) + 0.5
+    lw = torch.randn(16, 8, device=device)
+    lb = torch.randn(16, device=device)
+    g = torch.randn(4, 16, device=device)
+
+    def e(*shape, dtype=torch.float32):
+        return torch.empty(*shape, dtype=dtype, device=device)
+
     return {
         "opreg::add": ((x, y), {}),
         "opreg::add.out": ((x, y), {"out": e(4, 8)}),
@@ -120,8 +124,8 @@ def _builtin_cases():
 
 
 @needs_ops
-def test_opcheck_every_builtin_op():
-    cases = _builtin_cases()
+def test_opcheck_every_builtin_op(device):
+    cases = _builtin_cases(device)
     builtin = [n for n in opreg.list_ops() if n.startswith("opreg::")]
     missing = sorted(set(builtin) - set(cases))
     assert not missing, f"built-in ops without an opcheck case: {missing}"
@@ -131,11 +135,14 @@ def test_opcheck_every_builtin_op():
         assert set(result.values()) == {"SUCCESS"}, (name, result)
 
 
-def _scale_library():
+def _scale_library(device="cpu"):
     ns = f"bridge_ns{next(_ns)}"
     lib = opreg.Library(ns, "DEF")
     lib.define("scale(Tensor x, float a) -> Tensor")
-    lib.impl("scale", lambda x, a: np.asarray(x) * a, "CPU")
+    if device == "cpu":
+        lib.impl("scale", lambda x, a: np.asarray(x) * a, "CPU")
+    else:  # a Python kernel may compute with torch and return its tensor
+        lib.impl("scale", lambda x, a: torch.from_dlpack(x) * a, "CUDA")
     lib.register_fake("scale", lambda x, a: x.new_empty(x.shape))
     return ns, lib
 
@@ -151,8 +158,8 @@ def test_ops_defined_later_from_python_are_torch_ops_and_compile():
     lib._destroy()
 
 
-def test_autograd_through_a_user_op():
-    ns, lib = _scale_library()
+def test_autograd_through_a_user_op(device):
+    ns, lib = _scale_library(device)
 
     def setup_context(ctx, inputs, output):
         ctx.a = inputs[1]
@@ -161,19 +168,21 @@ def test_autograd_through_a_user_op():
         return grad * ctx.a, None
 
     opreg.register_autograd(f"{ns}::scale", backward, setup_context=setup_context)
-    x = torch.randn(5, requires_grad=True)
+    x = torch.randn(5, requires_grad=True, device=device)
     y = getattr(torch.ops, ns).scale(x, 3.0)
+    assert y.device == x.device
     y.sum().backward()
-    torch.testing.assert_close(x.grad, torch.full((5,), 3.0))
+    torch.testing.assert_close(x.grad, torch.full((5,), 3.0, device=device))
     # torch.library.opcheck agrees with the registration (gradients included).
-    result = opreg.opcheck(f"{ns}::scale", (torch.randn(3, requires_grad=True), 2.0))
+    result = opreg.opcheck(f"{ns}::scale",
+                           (torch.randn(3, requires_grad=True, device=device), 2.0))
     assert set(result.values()) == {"SUCCESS"}, result
     lib._destroy()
 
 
 @needs_ops
-def test_no_backward_raises_torchs_error():
-    x = torch.randn(3, requires_grad=True)
+def test_no_backward_raises_torchs_error(device):
+    x = torch.randn(3, requires_grad=True, device=device)
     y = torch.ops.opreg.add(x, x)
     with pytest.raises(RuntimeError, match=r"Trying to backward through opreg::add but no "
                                            r"autograd formula was registered"):
@@ -181,13 +190,14 @@ def test_no_backward_raises_torchs_error():
 
 
 @needs_ops
-def test_torch_op_errors_name_op_and_argument():
+def test_torch_op_errors_name_op_and_argument(device):
     # Through the C kernel torch turns every C++ exception into RuntimeError; through a Python
     # kernel the TypeError passes unchanged. The message is the same either way.
     with pytest.raises((TypeError, RuntimeError),
                        match=r"\[opreg::rms_norm\] argument 'input' \(#0\): "
                              r"expected dtype f32, f16 or bf16, got i64"):
-        torch.ops.opreg.rms_norm(torch.ones(2, 4, dtype=torch.int64), torch.ones(4), 1e-6)
+        torch.ops.opreg.rms_norm(torch.ones(2, 4, dtype=torch.int64, device=device),
+                                 torch.ones(4, device=device), 1e-6)
 
 
 def test_names_torch_already_has_are_skipped_with_a_reason():
@@ -310,10 +320,10 @@ def test_every_value_kind_crosses_the_cpp_bridge():
 
 
 @needs_ops
-def test_cpp_bridge_keeps_no_references():
-    x = torch.randn(8, 32)
-    w = torch.rand(32) + 0.5
-    bad = torch.ones(2, 4, dtype=torch.int64)
+def test_cpp_bridge_keeps_no_references(device):
+    x = torch.randn(8, 32, device=device)
+    w = torch.rand(32, device=device) + 0.5
+    bad = torch.ones(2, 4, dtype=torch.int64, device=device)
     live = opreg._C._torch_bridge_live_results()
     uses = (x._use_count(), w._use_count(), bad._use_count())
     for _ in range(100_000):
