@@ -335,8 +335,55 @@ StableIValue ToStable(IValue v, Kind kind, const BridgedOp& b, size_t index) {
   return 0;
 }
 
+// Deleting an argument's handle drops the last C++ reference to a tensor that also has a
+// Python object, and torch then takes the GIL (to drop the reference it kept to that object):
+// torch.ops released the GIL around the op, so that is a GIL hand-off per tensor argument. With
+// two or more arguments, the call takes the GIL once for all of them instead. A thread that
+// already holds it, an interpreter that is not running, or a call with fewer tensors takes
+// nothing. Torch itself would take the GIL on this thread for any of those tensors, so holding it
+// across their releases adds no lock this thread would not otherwise wait for.
+class GilForReleases {
+ public:
+  GilForReleases() = default;
+  GilForReleases(const GilForReleases&) = delete;
+  GilForReleases& operator=(const GilForReleases&) = delete;
+  ~GilForReleases() {
+    if (held_) PyGILState_Release(state_);
+  }
+
+  // Called when the scope's tensors are about to be given back.
+  void TakeFor(const RecycleScope& scope) {
+    if (held_ || scope.size() < 2 || !Py_IsInitialized() || Finalizing() || PyGILState_Check()) {
+      return;
+    }
+    state_ = PyGILState_Ensure();
+    held_ = true;
+  }
+
+ private:
+  static bool Finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing() != 0;
+#else
+    return _Py_IsFinalizing() != 0;
+#endif
+  }
+
+  bool held_ = false;
+  PyGILState_STATE state_{};
+};
+
+// Ends after the call's stack is cleared and before its RecycleScope gives the tensors back.
+struct TakeGilBeforeReleases {
+  GilForReleases* gil;
+  const RecycleScope* scope;
+  ~TakeGilBeforeReleases() { gil->TakeFor(*scope); }
+};
+
 void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint64_t num_outputs) {
+  GilForReleases gil;     // released after `borrowed` has given the tensors back
   RecycleScope borrowed;  // the tensor arguments' objects, reused by the next call
+  TakeGilBeforeReleases take_gil{&gil, &borrowed};
   StackLease lease;
   Stack& s = lease.get();
   s.reserve(num_args);

@@ -320,6 +320,44 @@ def test_every_value_kind_crosses_the_cpp_bridge():
 
 
 @needs_ops
+def test_cpp_bridge_calls_from_several_threads():
+    # torch releases the GIL around the op; the bridge takes it back once to give back a call's
+    # tensor arguments. Threads racing for it must all finish, with right results and no
+    # references left behind.
+    import threading
+    w = torch.rand(64) + 0.5
+    lw, lb = torch.randn(16, 64), torch.randn(16)
+    errors = []
+
+    def work(seed):
+        try:
+            g = torch.Generator().manual_seed(seed)
+            x = torch.randn(8, 64, generator=g)
+            uses = x._use_count()
+            for _ in range(2000):
+                y = torch.ops.opreg.linear(x, lw, lb)  # three tensor arguments
+                r = x.clone()
+                torch.ops.opreg.fused_add_rms_norm_(r, x.clone(), w, 1e-6)
+            torch.testing.assert_close(y, torch.nn.functional.linear(x, lw, lb), rtol=1e-4,
+                                       atol=1e-4)
+            s = x + x
+            torch.testing.assert_close(r, s * torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + 1e-6)
+                                       * w)
+            assert x._use_count() == uses
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a thread did not finish"
+    assert not errors, errors
+    assert w._use_count() == 1 and lw._use_count() == 1
+
+
+@needs_ops
 def test_cpp_bridge_keeps_no_references(device):
     x = torch.randn(8, 32, device=device)
     w = torch.rand(32, device=device) + 0.5

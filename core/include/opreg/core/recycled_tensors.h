@@ -86,6 +86,10 @@ class RecycleScope {
     return nullptr;
   }
 
+  // How many tensors the scope gives back when it ends (their owners are released then unless
+  // someone else still holds the tensor).
+  size_t size() const { return tensors_.size(); }
+
   // Declares that whoever ends this scope holds what `release` must otherwise acquire (the
   // Python bindings: the GIL, which their release functions would check for). The owners of
   // tensors given back at the end of the scope whose release function is `release` are then
