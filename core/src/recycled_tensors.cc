@@ -11,7 +11,6 @@
 #include <new>
 #include <utility>
 
-#include "blob_layout.h"
 #include "opreg/core/error.h"
 #include "opreg/core/tensor_factories.h"
 
@@ -65,9 +64,8 @@ Tensor RecycledTensors::FromCache(RecycledTensorCache& cache, void* data, IntArr
   size_t nbytes = 0;
   if (!impl->AdoptBlobLayout(sizes, strides, dtype, &nbytes) ||
       (data == nullptr && nbytes != 0 && !device.is_meta())) {
-    // from_blob's checks name the problem (and throw); a layout they accept after all is made
-    // the ordinary way.
-    CheckBlobLayout(data, sizes, strides, dtype, device);
+    // from_blob's checks, which run first, name the problem (and throw); a layout they accept
+    // after all is made the ordinary way.
     return from_blob(data, sizes, strides, dtype, device, owner, release);
   }
   --cache.size;
