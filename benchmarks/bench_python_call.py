@@ -102,8 +102,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     cuda = args.device == "cuda"
     key = "CUDA" if cuda else "CPU"
     if cuda:
-        import torch
-
+        try:
+            import torch
+        except ImportError:
+            print("--device cuda needs torch (pip install torch)", file=sys.stderr)
+            return 2
         if not torch.cuda.is_available() or not opreg.cuda.is_available():
             print("--device cuda: torch or opreg sees no CUDA device (torch.cuda.is_available() "
                   f"{torch.cuda.is_available()}, opreg.cuda.is_available() "

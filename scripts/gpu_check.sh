@@ -28,7 +28,7 @@ cuda_tests=(test_ops_cuda test_cuda_stream test_symm_mem_cuda test_symm_mem_cuda
 pack() {
   local release=$OPREG_ROOT/build/release want=${GPU_PYTHON:-python3.12} py
   # pyenv's shims answer `command -v` for versions that are installed but not selected.
-  py=$(ls "$HOME"/.pyenv/versions/3.12*/bin/python3 2>/dev/null | tail -n 1)
+  py=$(ls "$HOME"/.pyenv/versions/3.12*/bin/python3 2>/dev/null | tail -n 1 || true)
   [[ -n ${GPU_PYTHON:-} || -z $py ]] && py=$(command -v "$want" || true)
   if ! "$py" --version >/dev/null 2>&1; then
     echo "gpu_check: no $want here (set GPU_PYTHON)" >&2
@@ -67,9 +67,15 @@ pack() {
   local unpacked=$stage/unpacked
   "$tools/bin/python" -m zipfile -e "$stage"/wheels/opreg-*.whl "$unpacked"
   local system='/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so'
-  find "$stage/bin" "$unpacked" -type f \( -name '*.so*' -o -perm -u+x \) -exec ldd {} + \
-    2>/dev/null | awk '$3 ~ /^\// {print $3}' | sort -u |
-    grep -vE "$system|/libcu|/libnccl|/libnv" |
+  local cuda='/lib(cuda|cudart|cublas|cublasLt|nccl|nvrtc|nvJitLink)\.so'
+  local deps="" f
+  while IFS= read -r f; do
+    deps+=$(ldd "$f" 2>&1 || true)$'\n'
+  done < <(find "$stage/bin" "$unpacked" -type f \( -name '*.so*' -o -perm -u+x \))
+  if grep 'not found' <<<"$deps" | grep -vE "$cuda" | sort -u | grep .; then
+    echo "gpu_check: the libraries above are missing here and are left out of the kit" >&2
+  fi
+  awk '$3 ~ /^\// {print $3}' <<<"$deps" | sort -u | grep -vE "$system|$cuda" |
     grep -v "$unpacked" | awk -F/ '!seen[$NF]++' | xargs -r cp -L -t "$stage/lib/"
   # The release tree's opreg libraries serve the test binaries only: the wheel's modules load
   # the wheel's own.
@@ -83,6 +89,7 @@ pack() {
 
 run() {
   local out=${OUT:-$kit/out} root=/tmp/opreg-gpu failed=()
+  rm -rf "$root"  # a kit unpacked by an earlier run would mix with this one
   mkdir -p "$out" "$root"
   tar -C "$root" -xJf "$kit/kit.tar.xz"
   echo "== machine"
@@ -106,10 +113,10 @@ run() {
   local log=$out/cpp_tests.log filter
   : >"$log"
   for t in "${cuda_tests[@]}"; do
-    filter="[cuda]"
-    [[ $t == test_cuda_stream ]] && filter=""
-    echo "==== $t $filter" >>"$log"
-    if LD_LIBRARY_PATH=$root/cpplib:$LD_LIBRARY_PATH timeout 180 "$root/bin/$t" $filter \
+    filter=("[cuda]")
+    [[ $t == test_cuda_stream ]] && filter=()
+    echo "==== $t ${filter[*]}" >>"$log"
+    if LD_LIBRARY_PATH=$root/cpplib:$LD_LIBRARY_PATH timeout 180 "$root/bin/$t" "${filter[@]}" \
         --reporter compact >"$log.one" 2>&1; then
       echo "$t: $(grep -v '^$' "$log.one" | tail -n 1) ($(grep -c SKIPPED "$log.one") skipped)"
     else
@@ -125,6 +132,11 @@ run() {
   if (cd "$OPREG_ROOT/tests" && timeout 420 python3 -m pytest -q -rs -m cuda -p no:cacheprovider \
       "$OPREG_ROOT/tests/python" >"$out/pytest_cuda.log" 2>&1); then
     tail -n 1 "$out/pytest_cuda.log"
+    # On a GPU machine every CUDA case runs: a skip means opreg or torch saw no device.
+    if tail -n 1 "$out/pytest_cuda.log" | grep -q skipped; then
+      failed+=("pytest (CUDA cases skipped)")
+      grep '^SKIPPED' "$out/pytest_cuda.log" | head -n 5 || true
+    fi
   else
     failed+=(pytest)
     grep -E '^(FAILED|ERROR)|Error|assert' "$out/pytest_cuda.log" | head -n 40 || true

@@ -338,10 +338,12 @@ StableIValue ToStable(IValue v, Kind kind, const BridgedOp& b, size_t index) {
 // Deleting an argument's handle drops the last C++ reference to a tensor that also has a
 // Python object, and torch then takes the GIL (to drop the reference it kept to that object):
 // torch.ops released the GIL around the op, so that is a GIL hand-off per tensor argument. With
-// two or more arguments, the call takes the GIL once for all of them instead. A thread that
-// already holds it, an interpreter that is not running, or a call with fewer tensors takes
-// nothing. Torch itself would take the GIL on this thread for any of those tensors, so holding it
-// across their releases adds no lock this thread would not otherwise wait for.
+// two or more arguments, the call takes the GIL once for all of them instead. Only a Python
+// thread that released the GIL (torch.ops called from Python) takes it: torch would take it there
+// for each of those tensors anyway, so holding it across their releases adds no lock that thread
+// would not otherwise wait for. A thread that holds the GIL, a thread with no Python state (C++
+// callers, whose tensors have no Python objects), an interpreter that is not running or a call
+// with fewer tensors takes nothing.
 class GilForReleases {
  public:
   GilForReleases() = default;
@@ -353,7 +355,8 @@ class GilForReleases {
 
   // Called when the scope's tensors are about to be given back.
   void TakeFor(const RecycleScope& scope) {
-    if (held_ || scope.size() < 2 || !Py_IsInitialized() || Finalizing() || PyGILState_Check()) {
+    if (held_ || scope.size() < 2 || !Py_IsInitialized() || Finalizing() || PyGILState_Check() ||
+        PyGILState_GetThisThreadState() == nullptr) {
       return;
     }
     state_ = PyGILState_Ensure();

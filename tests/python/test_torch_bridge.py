@@ -347,7 +347,7 @@ def test_cpp_bridge_calls_from_several_threads():
         except BaseException as e:  # reported by the main thread
             errors.append(e)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(4)]
     for t in threads:
         t.start()
     for t in threads:
