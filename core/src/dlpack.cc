@@ -200,23 +200,25 @@ absl::StatusOr<Tensor> FromDLTensor(const DLTensor& dl, void* owner, DataPtr::De
   const IntArrayRef strides = dl.strides != nullptr
                                   ? IntArrayRef(dl.strides, static_cast<size_t>(dl.ndim))
                                   : IntArrayRef(contiguous);
-  for (int32_t d = 0; d < dl.ndim; ++d) {
-    if (dl.shape[d] < 0) {
-      return absl::InvalidArgumentError(
-          StrCat("FromDLPack(): negative size ", dl.shape[d], " in dim ", d));
-    }
-    if (strides[d] < 0) {
-      return absl::InvalidArgumentError(
-          StrCat("FromDLPack(): negative stride ", strides[d], " in dim ", d, " is not supported"));
-    }
-  }
   void* data = static_cast<char*>(dl.data) + dl.byte_offset;
-  // from_blob validates the layout (overflow, null data) before it takes `owner`, so on any
-  // error the caller still owns it.
+  // from_blob validates the layout (negative figures, overflow, null data) before it takes
+  // `owner`, so on any error the caller still owns it.
   try {
     if (recycle == nullptr) return from_blob(data, shape, strides, *dtype, device, owner, release);
     return recycle->FromBlob(data, shape, strides, *dtype, device, owner, release, source);
   } catch (const Error& e) {
+    // Negative sizes and strides are named in the producer's terms (dims in order), only once
+    // from_blob has refused the layout: a valid tensor is checked once.
+    for (int32_t d = 0; d < dl.ndim; ++d) {
+      if (dl.shape[d] < 0) {
+        return absl::InvalidArgumentError(
+            StrCat("FromDLPack(): negative size ", dl.shape[d], " in dim ", d));
+      }
+      if (strides[d] < 0) {
+        return absl::InvalidArgumentError(StrCat("FromDLPack(): negative stride ", strides[d],
+                                                 " in dim ", d, " is not supported"));
+      }
+    }
     return absl::InvalidArgumentError(StrCat("FromDLPack(): ", e.message()));
   }
 }

@@ -125,8 +125,7 @@ size_t RecycledTensors::CachedOnThisThread() { return static_cast<size_t>(t_cach
 RecycleScope::RecycleScope() : cache_(&t_cache) {}
 
 RecycleScope::~RecycleScope() {
-  const int n = release_[1] != nullptr ? 2 : release_[0] != nullptr ? 1 : 0;
-  for (Tensor& t : tensors_) RecycledTensors::GiveTo(*cache_, &t, release_, at_end_, n);
+  for (Tensor& t : tensors_) RecycledTensors::GiveTo(*cache_, &t, release_, at_end_, num_pairs_);
 }
 
 Tensor RecycleScope::FromBlob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype,
@@ -146,11 +145,11 @@ Tensor RecycleScope::FromBlob(void* data, IntArrayRef sizes, IntArrayRef strides
 void RecycleScope::ReleaseAtEndWith(DataPtr::DeleterFn release, DataPtr::DeleterFn at_end) {
   OPREG_CHECK_VALUE(release != nullptr && at_end != nullptr,
                     "RecycleScope::ReleaseAtEndWith(): both functions are required");
-  const int i = release_[0] == nullptr ? 0 : 1;
-  OPREG_CHECK_VALUE(release_[i] == nullptr,
+  OPREG_CHECK_VALUE(num_pairs_ < 2,
                     "RecycleScope::ReleaseAtEndWith(): a scope takes at most two pairs");
-  release_[i] = release;
-  at_end_[i] = at_end;
+  release_[num_pairs_] = release;
+  at_end_[num_pairs_] = at_end;
+  ++num_pairs_;
 }
 
 }  // namespace opreg

@@ -212,7 +212,7 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
         // The common cases first, each decided by a type test: opreg tensors, torch tensors
         // (before the subclass test, which walks the type's MRO), opreg.Tensor subclasses.
         if (ActiveCapture() == nullptr) {
-          if (IsExactPyTensor(obj)) return IValue(AsPyTensor(obj)->tensor);
+          if (PyTensor* p = ExactPyTensor(obj)) return IValue(p->tensor);
           Tensor t;
           if (TryImportThroughExchangeApi(obj, &t, origin)) return IValue(std::move(t));
           if (PyTensor* p = AsPyTensor(obj)) return IValue(p->tensor);

@@ -43,8 +43,8 @@ py::object WrapTensor(Tensor t);
 py::object WrapProxy(Tensor t, int32_t value, uint64_t graph);
 // The PyTensor inside `obj` when it is an opreg.Tensor, else nullptr (no exception).
 PyTensor* AsPyTensor(py::handle obj);
-// True when `obj` is exactly an opreg.Tensor (not a subclass): one pointer comparison.
-bool IsExactPyTensor(py::handle obj);
+// AsPyTensor for exactly an opreg.Tensor (a subclass gives nullptr): one pointer comparison.
+PyTensor* ExactPyTensor(py::handle obj);
 // True for objects with `__dlpack__` (NumPy arrays, torch tensors, ...) or DLPack capsules.
 bool IsDLPackProducer(py::handle obj);
 // Factory arguments as opreg.empty takes them: a dtype name or object (None: float32), a

@@ -235,13 +235,21 @@ py::object WrapProxy(Tensor t, int32_t value, uint64_t graph) {
   return py::cast(PyTensor{std::move(t), value, graph});
 }
 
-bool IsExactPyTensor(py::handle obj) { return Py_TYPE(obj.ptr()) == g_tensor_type; }
+namespace {
+PyTensor* PyTensorOf(py::handle obj) {
+  auto* inst = reinterpret_cast<py::detail::instance*>(obj.ptr());
+  return static_cast<PyTensor*>(inst->get_value_and_holder().value_ptr());
+}
+}  // namespace
+
+PyTensor* ExactPyTensor(py::handle obj) {
+  return Py_TYPE(obj.ptr()) == g_tensor_type ? PyTensorOf(obj) : nullptr;
+}
 
 PyTensor* AsPyTensor(py::handle obj) {
   PyTypeObject* type = Py_TYPE(obj.ptr());
   if (type != g_tensor_type && !PyType_IsSubtype(type, g_tensor_type)) return nullptr;
-  auto* inst = reinterpret_cast<py::detail::instance*>(obj.ptr());
-  return static_cast<PyTensor*>(inst->get_value_and_holder().value_ptr());
+  return PyTensorOf(obj);
 }
 
 bool IsDLPackProducer(py::handle obj) {

@@ -103,6 +103,7 @@ class RecycleScope {
   absl::InlinedVector<const void*, 8> sources_;
   DataPtr::DeleterFn release_[2] = {nullptr, nullptr};
   DataPtr::DeleterFn at_end_[2] = {nullptr, nullptr};
+  int num_pairs_ = 0;
 };
 
 }  // namespace opreg
