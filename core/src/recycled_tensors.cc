@@ -51,7 +51,68 @@ void RegisterCleanup(RecycledTensorCache& c) {
   c.cleanup_registered = true;
 }
 
+// A second handle to `t`, which is its TensorImpl's only handle and was made on this thread.
+Tensor SecondHandleOfSole(const Tensor& t) {
+  auto borrowed = intrusive_ptr<TensorImpl>::reclaim(t.unsafe_get_impl());  // t's reference
+  Tensor second(borrowed.CopyOfSole());
+  borrowed.release();  // t keeps its reference
+  return second;
+}
+
 }  // namespace
+
+// TensorImpl's member is defined here, next to its only caller, and inlined into it (a call per
+// framework tensor argument otherwise: about a fifth of its cost for a small tensor).
+__attribute__((always_inline)) inline bool TensorImpl::AdoptBlobLayout(IntArrayRef sizes,
+                                                                       IntArrayRef strides,
+                                                                       DType dtype,
+                                                                       size_t* nbytes) {
+  // One loop that checks, copies, measures and tests contiguity: this runs for every framework
+  // tensor argument of every call, where from_blob's separate check, copy and contiguity passes
+  // cost more than the copy itself. The loop runs in from_blob's order, so a shape whose element
+  // count overflows before a zero size is refused here as it is there. A recycled tensor usually
+  // gets the rank it had, so the resizes rarely act.
+  const size_t n = sizes.size();
+  if (strides.size() != n) return false;
+  if (sizes_.size() != n) sizes_.resize(n);
+  if (strides_.size() != n) strides_.resize(n);
+  int64_t* sz = sizes_.data();
+  int64_t* st = strides_.data();
+  int64_t numel = 1, last = 0;
+  // Contiguity front to back: each dim of size > 1 spans exactly the stride of the previous such
+  // dim (`outer`), and the last such dim has stride 1 (size-1 dims' strides never matter).
+  int64_t outer = -1;
+  bool contiguous = true;
+  for (size_t d = 0; d < n; ++d) {
+    const int64_t size = sizes[d], stride = strides[d];
+    int64_t reach = 0;
+    if (size < 0 || stride < 0 || __builtin_mul_overflow(numel, size, &numel) ||
+        (size != 0 && (__builtin_mul_overflow(size - 1, stride, &reach) ||
+                       __builtin_add_overflow(last, reach, &last)))) {
+      return false;
+    }
+    sz[d] = size;
+    st[d] = stride;
+    if (size != 1) {
+      int64_t span = 0;
+      if (outer >= 0) {
+        contiguous = contiguous && !__builtin_mul_overflow(stride, size, &span) && span == outer;
+      }
+      outer = stride;
+    }
+  }
+  int64_t bytes = 0;
+  if (numel != 0 &&
+      __builtin_mul_overflow(last + 1, static_cast<int64_t>(ItemSize(dtype)), &bytes)) {
+    return false;
+  }
+  *nbytes = static_cast<size_t>(bytes);
+  storage_offset_ = 0;
+  numel_ = numel;
+  dtype_ = dtype;
+  is_contiguous_ = numel == 0 || (contiguous && (outer == -1 || outer == 1));
+  return true;
+}
 
 Tensor RecycledTensors::FromCache(RecycledTensorCache& cache, void* data, IntArrayRef sizes,
                                   IntArrayRef strides, DType dtype, Device device, void* owner,
@@ -77,9 +138,10 @@ Tensor RecycledTensors::FromCache(RecycledTensorCache& cache, void* data, IntArr
   return t;
 }
 
-void RecycledTensors::GiveTo(RecycledTensorCache& cache, Tensor* t,
-                             const DataPtr::DeleterFn* release, const DataPtr::DeleterFn* at_end,
-                             int n) {
+// Inlined into its callers: the scope's destructor runs it for every tensor of every call.
+__attribute__((always_inline)) inline void RecycledTensors::GiveTo(
+    RecycledTensorCache& cache, Tensor* t, const DataPtr::DeleterFn* release,
+    const DataPtr::DeleterFn* at_end, int n) {
   TensorImpl* impl = t->unsafe_get_impl();
   if (impl == nullptr) return;
   // A single handle cannot be copied by another thread (only its holder could), so these counts
@@ -125,7 +187,15 @@ size_t RecycledTensors::CachedOnThisThread() { return static_cast<size_t>(t_cach
 RecycleScope::RecycleScope() : cache_(&t_cache) {}
 
 RecycleScope::~RecycleScope() {
-  for (Tensor& t : tensors_) RecycledTensors::GiveTo(*cache_, &t, release_, at_end_, num_pairs_);
+  const int n = size_ < kInline ? size_ : kInline;
+  for (int i = 0; i < n; ++i) {
+    Tensor* t = InlineTensor(i);
+    RecycledTensors::GiveTo(*cache_, t, release_, at_end_, num_pairs_);
+    t->~Tensor();  // left empty by GiveTo
+  }
+  for (auto& kept : overflow_) {
+    RecycledTensors::GiveTo(*cache_, &kept.first, release_, at_end_, num_pairs_);
+  }
 }
 
 Tensor RecycleScope::FromBlob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype,
@@ -134,7 +204,9 @@ Tensor RecycleScope::FromBlob(void* data, IntArrayRef sizes, IntArrayRef strides
   Tensor t =
       RecycledTensors::FromCache(*cache_, data, sizes, strides, dtype, device, owner, release);
   try {
-    Keep(t, source);
+    // `t` is the only handle, made on this thread: the scope's handle needs no atomic increment
+    // (a locked instruction per framework tensor argument).
+    KeepHandle(SecondHandleOfSole(t), source);
   } catch (...) {  // out of memory: `owner` goes back to the caller, unreleased, as documented
     RecycledTensors::Disown(&t);
     throw;

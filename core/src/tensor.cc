@@ -46,55 +46,6 @@ TensorImpl::TensorImpl(Storage storage, IntArrayRef sizes, IntArrayRef strides,
       dtype_(dtype),
       is_contiguous_(ComputeIsContiguous(sizes, strides, numel)) {}
 
-bool TensorImpl::AdoptBlobLayout(IntArrayRef sizes, IntArrayRef strides, DType dtype,
-                                 size_t* nbytes) {
-  // One loop that checks, copies, measures and tests contiguity: this runs for every framework
-  // tensor argument of every call, where from_blob's separate check, copy and contiguity passes
-  // cost more than the copy itself. The loop runs in from_blob's order, so a shape whose element
-  // count overflows before a zero size is refused here as it is there. A recycled tensor usually
-  // gets the rank it had, so the resizes rarely act.
-  const size_t n = sizes.size();
-  if (strides.size() != n) return false;
-  if (sizes_.size() != n) sizes_.resize(n);
-  if (strides_.size() != n) strides_.resize(n);
-  int64_t* sz = sizes_.data();
-  int64_t* st = strides_.data();
-  int64_t numel = 1, last = 0;
-  // Contiguity front to back: each dim of size > 1 spans exactly the stride of the previous such
-  // dim (`outer`), and the last such dim has stride 1 (size-1 dims' strides never matter).
-  int64_t outer = -1;
-  bool contiguous = true;
-  for (size_t d = 0; d < n; ++d) {
-    const int64_t size = sizes[d], stride = strides[d];
-    int64_t reach = 0;
-    if (size < 0 || stride < 0 || __builtin_mul_overflow(numel, size, &numel) ||
-        (size != 0 && (__builtin_mul_overflow(size - 1, stride, &reach) ||
-                       __builtin_add_overflow(last, reach, &last)))) {
-      return false;
-    }
-    sz[d] = size;
-    st[d] = stride;
-    if (size != 1) {
-      int64_t span = 0;
-      if (outer >= 0) {
-        contiguous = contiguous && !__builtin_mul_overflow(stride, size, &span) && span == outer;
-      }
-      outer = stride;
-    }
-  }
-  int64_t bytes = 0;
-  if (numel != 0 &&
-      __builtin_mul_overflow(last + 1, static_cast<int64_t>(ItemSize(dtype)), &bytes)) {
-    return false;
-  }
-  *nbytes = static_cast<size_t>(bytes);
-  storage_offset_ = 0;
-  numel_ = numel;
-  dtype_ = dtype;
-  is_contiguous_ = numel == 0 || (contiguous && (outer == -1 || outer == 1));
-  return true;
-}
-
 DimVector ContiguousStrides(IntArrayRef sizes) {
   DimVector strides(sizes.size());
   int64_t stride = 1;

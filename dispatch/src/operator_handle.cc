@@ -10,6 +10,13 @@
 namespace opreg {
 namespace {
 
+[[noreturn]] __attribute__((noinline, cold)) void ThrowReturnCount(const OperatorName& op,
+                                                                   DispatchKey key, size_t left,
+                                                                   size_t declared) {
+  OPREG_THROW(kRuntime, "[", op.str(), "] the ", DispatchKeyName(key), " kernel left ", left,
+              " values on the stack, but the schema declares ", declared, " returns");
+}
+
 // The device types of the tensors in one boxed argument, as a bit mask.
 uint8_t DeviceBits(const IValue& v) {
   detail::DeviceMask m;
@@ -222,6 +229,15 @@ void OperatorHandle::ThrowMixedDevices(const Stack& args) const {
               first_device.str(), " and ", second);
 }
 
+// Small enough to inline into both boxed calls; the error is formatted out of line.
+inline void OperatorHandle::RunKernel(DispatchKey key, const FunctionSchema& schema,
+                                      Stack* stack) const {
+  entry_->KernelOrThrow(key).CallBoxed(*this, stack);
+  if (OPREG_UNLIKELY(!schema.is_varret() && stack->size() != schema.returns().size())) {
+    ThrowReturnCount(entry_->name(), key, stack->size(), schema.returns().size());
+  }
+}
+
 void OperatorHandle::CallBoxedInPlace(Stack* stack) const {
   OPREG_CHECK(stack != nullptr, "[", entry_->name().str(), "] CallBoxed: null stack");
   const OpDefinition& def = definition();
@@ -266,13 +282,15 @@ void OperatorHandle::CallBoxedInPlace(Stack* stack) const {
       return;
     }
   }
-  const DispatchKey key = ComputeDispatchKey(*stack, 0);
-  entry_->KernelOrThrow(key).CallBoxed(*this, stack);
-  if (!schema.is_varret() && stack->size() != schema.returns().size()) {
-    OPREG_THROW(kRuntime, "[", entry_->name().str(), "] the ", DispatchKeyName(key),
-                " kernel left ", stack->size(), " values on the stack, but the schema declares ",
-                schema.returns().size(), " returns");
-  }
+  RunKernel(ComputeDispatchKey(*stack, 0), schema, stack);
+}
+
+void OperatorHandle::CallBoxedPrepared(Stack* stack, DeviceType device) const {
+  // Interception needs the checked path (the interceptor records defaults and coerced values).
+  if (OPREG_UNLIKELY(detail::AnyCallInterceptor())) return CallBoxedInPlace(stack);
+  const OpDefinition* def = entry_->definition();
+  if (OPREG_UNLIKELY(def == nullptr)) def = &definition();  // throws, naming the op
+  RunKernel(DispatchKeyFor(device), def->schema, stack);
 }
 
 Stack OperatorHandle::CallBoxed(std::vector<IValue> positional,

@@ -93,7 +93,11 @@ void ReleaseAtEndHoldingGil(RecycleScope* scope);
 class StackLease {
  public:
   StackLease();
-  ~StackLease();
+  ~StackLease() {
+    if (busy_ == nullptr) return;
+    stack_->clear();  // the values go now; the capacity stays for the next call
+    *busy_ = false;
+  }
   StackLease(const StackLease&) = delete;
   StackLease& operator=(const StackLease&) = delete;
   Stack& get() { return *stack_; }

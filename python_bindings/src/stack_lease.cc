@@ -26,10 +26,4 @@ StackLease::StackLease() {
   }
 }
 
-StackLease::~StackLease() {
-  if (busy_ == nullptr) return;
-  stack_->clear();  // the values go now; the capacity stays for the next call
-  *busy_ = false;
-}
-
 }  // namespace opreg::python

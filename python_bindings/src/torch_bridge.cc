@@ -66,6 +66,17 @@ struct TorchShim {
   int32_t device_cpu = 0;
   int32_t device_cuda = 1;
   const DLPackExchangeAPI* exchange = nullptr;  // torch.Tensor's: the current CUDA stream
+  // opreg's DType for each torch ScalarType code below kMaxTorchCode, -1 where opreg has none
+  // (DTypeFromTorchScalarTypeCode without a call and a search per tensor).
+  static constexpr int kMaxTorchCode = 64;
+  std::array<int8_t, kMaxTorchCode> dtype_of_code;
+
+  std::optional<DType> DTypeOfCode(int32_t code) const {
+    if (static_cast<uint32_t>(code) >= kMaxTorchCode || dtype_of_code[code] < 0) {
+      return std::nullopt;  // a negative code too
+    }
+    return static_cast<DType>(dtype_of_code[code]);
+  }
 };
 
 TorchShim* g_shim = nullptr;
@@ -123,6 +134,7 @@ std::unique_ptr<TorchShim> LoadShim(const std::string& path, std::string* why) {
   }
   // Dtypes travel as c10 ScalarType codes (TorchScalarTypeCode), as opreg's boxed ScalarType
   // values do; the shim publishes the same codes, which is checked here once.
+  s->dtype_of_code.fill(-1);
   for (int i = 0; i < kNumDTypes; ++i) {
     const auto dtype = static_cast<DType>(i);
     int32_t code = -1;
@@ -132,13 +144,19 @@ std::unique_ptr<TorchShim> LoadShim(const std::string& path, std::string* why) {
                     " for dtype ", TorchDTypeName(dtype));
       return nullptr;
     }
+    if (code < TorchShim::kMaxTorchCode) s->dtype_of_code[code] = static_cast<int8_t>(i);
   }
   // `lib` stays open: torch never unloads libtorch_cpu, and the functions are used from now on.
   return s;
 }
 
-void Check(TorchError err, const char* what) {
-  if (err != 0) throw Error(ErrorKind::kRuntime, StrCat("torch's stable ABI: ", what, " failed"));
+[[noreturn]] __attribute__((noinline, cold)) void ThrowShimFailure(const char* what) {
+  throw Error(ErrorKind::kRuntime, StrCat("torch's stable ABI: ", what, " failed"));
+}
+
+// Inline: every tensor argument makes six shim calls, and each is checked.
+inline void Check(TorchError err, const char* what) {
+  if (OPREG_UNLIKELY(err != 0)) ThrowShimFailure(what);
 }
 
 // How one argument or return travels as a StableIValue.
@@ -204,58 +222,59 @@ std::string ArgName(const BridgedOp& b, size_t index) {
 }
 
 // An owned AtenTensorHandle as an opreg tensor that owns the handle, made and kept by `scope`.
-Tensor FromHandleOrThrow(AtenTensorHandle h, const BridgedOp& b, size_t index,
-                         RecycleScope& scope) {
+// `*device` is set to its device.
+Tensor FromHandleOrThrow(AtenTensorHandle h, const BridgedOp& b, size_t index, RecycleScope& scope,
+                         Device* device) {
   const TorchShim& s = *g_shim;
-  void* data = nullptr;
-  int64_t ndim = 0;
-  int64_t* sizes = nullptr;
-  int64_t* strides = nullptr;
-  int32_t dtype = 0, device_type = 0, device_index = -1;
+  // Written by the getters (each checked before its value is used).
+  void* data;
+  int64_t ndim;
+  int64_t* sizes;
+  int64_t* strides;
+  int32_t dtype, device_type, device_index;
   Check(s.get_data_ptr(h, &data), "aoti_torch_get_data_ptr");
   Check(s.get_dim(h, &ndim), "aoti_torch_get_dim");
   Check(s.get_sizes(h, &sizes), "aoti_torch_get_sizes");
   Check(s.get_strides(h, &strides), "aoti_torch_get_strides");
   Check(s.get_dtype(h, &dtype), "aoti_torch_get_dtype");
   Check(s.get_device_type(h, &device_type), "aoti_torch_get_device_type");
-  const std::optional<DType> opreg_dtype = DTypeFromTorchScalarTypeCode(dtype);
+  const std::optional<DType> opreg_dtype = s.DTypeOfCode(dtype);
   if (!opreg_dtype) {
     throw Error(
         ErrorKind::kType,
         ArgErrorMessage(b.op.operator_name().str(), ArgName(b, index), static_cast<int>(index),
                         "a tensor of a dtype opreg has", StrCat("torch ScalarType code ", dtype)));
   }
-  Device device;
   if (device_type == s.device_cpu) {
-    device = Device::cpu();
+    *device = Device::cpu();
   } else if (device_type == s.device_cuda) {
     Check(s.get_device_index(h, &device_index), "aoti_torch_get_device_index");
-    device = Device::cuda(device_index);
+    *device = Device::cuda(device_index);
   } else {
     throw Error(ErrorKind::kValue, ArgErrorMessage(b.op.operator_name().str(), ArgName(b, index),
                                                    static_cast<int>(index), "a CPU or CUDA tensor",
                                                    StrCat("torch device type ", device_type)));
   }
   return scope.FromBlob(data, IntArrayRef(sizes, static_cast<size_t>(ndim)),
-                        IntArrayRef(strides, static_cast<size_t>(ndim)), *opreg_dtype, device, h,
+                        IntArrayRef(strides, static_cast<size_t>(ndim)), *opreg_dtype, *device, h,
                         &ReleaseHandle);
 }
 
-Tensor FromHandle(AtenTensorHandle h, const BridgedOp& b, size_t index, RecycleScope& scope) {
+Tensor FromHandle(AtenTensorHandle h, const BridgedOp& b, size_t index, RecycleScope& scope,
+                  Device* device) {
   try {
-    return FromHandleOrThrow(h, b, index, scope);
+    return FromHandleOrThrow(h, b, index, scope, device);
   } catch (...) {
     g_shim->delete_tensor(h);  // not taken by a tensor: still ours
     throw;
   }
 }
 
-// A torch argument as an opreg value; tensors are made and kept by `scope`.
-IValue FromStable(StableIValue v, Kind kind, const BridgedOp& b, size_t index,
-                  RecycleScope& scope) {
+// A torch argument other than a tensor as an opreg value.
+IValue FromStable(StableIValue v, Kind kind) {
   switch (kind) {
-    case Kind::kTensor:
-      return IValue(FromHandle(reinterpret_cast<AtenTensorHandle>(v), b, index, scope));
+    case Kind::kTensor:  // converted by FromHandle
+      break;
     case Kind::kInt:
       return IValue(static_cast<int64_t>(v));
     case Kind::kFloat: {
@@ -350,17 +369,18 @@ class GilForReleases {
   GilForReleases(const GilForReleases&) = delete;
   GilForReleases& operator=(const GilForReleases&) = delete;
   ~GilForReleases() {
-    if (held_) PyGILState_Release(state_);
+    if (taken_ != nullptr) PyEval_SaveThread();
   }
 
   // Called when the scope's tensors are about to be given back.
   void TakeFor(const RecycleScope& scope) {
-    if (held_ || scope.size() < 2 || !Py_IsInitialized() || Finalizing() || PyGILState_Check() ||
-        PyGILState_GetThisThreadState() == nullptr) {
-      return;
-    }
-    state_ = PyGILState_Ensure();
-    held_ = true;
+    if (taken_ != nullptr || scope.size() < 2 || !Py_IsInitialized() || Finalizing()) return;
+    // The thread's own state, restored and saved directly: what PyGILState_Ensure/Release do
+    // for a thread that has a state and released the GIL, without their bookkeeping.
+    PyThreadState* own = PyGILState_GetThisThreadState();
+    if (own == nullptr || CurrentThreadState() == own) return;  // no Python state, or GIL held
+    PyEval_RestoreThread(own);
+    taken_ = own;
   }
 
  private:
@@ -371,9 +391,17 @@ class GilForReleases {
     return _Py_IsFinalizing() != 0;
 #endif
   }
+  // The state of the thread holding the GIL (3.11: of any thread; 3.12 on: of this one), null
+  // when none; never fails.
+  static PyThreadState* CurrentThreadState() {
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyThreadState_GetUnchecked();
+#else
+    return _PyThreadState_UncheckedGet();
+#endif
+  }
 
-  bool held_ = false;
-  PyGILState_STATE state_{};
+  PyThreadState* taken_ = nullptr;
 };
 
 // Ends after the call's stack is cleared and before its RecycleScope gives the tensors back.
@@ -389,10 +417,12 @@ void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint
   TakeGilBeforeReleases take_gil{&gil, &borrowed};
   StackLease lease;
   Stack& s = lease.get();
-  s.reserve(num_args);
+  if (s.capacity() < num_args) s.reserve(num_args);  // the leased stack usually has room
+  uint32_t device_types = 0;  // a bit per device type of the tensor arguments
   int cuda_device = -1;
+  const size_t num_slots = b.args.size();
   for (size_t i = 0; i < num_args; ++i) {
-    const ValueSlot slot = i < b.args.size() ? b.args[i] : ValueSlot{Kind::kInt, false};
+    const ValueSlot slot = i < num_slots ? b.args[i] : ValueSlot{Kind::kInt, false};
     try {
       StableIValue v = stack[i];
       if (slot.optional) {
@@ -404,11 +434,14 @@ void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint
         v = *box;
         FreeBox(box);
       }
-      s.push_back(FromStable(v, slot.kind, b, i, borrowed));
-      if (slot.kind == Kind::kTensor) {
-        const Tensor& t = s.back().toTensor();
-        if (cuda_device < 0 && t.is_cuda()) cuda_device = t.device().index;
+      if (slot.kind != Kind::kTensor) {
+        s.push_back(FromStable(v, slot.kind));
+        continue;
       }
+      Device device;
+      s.emplace_back(FromHandle(reinterpret_cast<AtenTensorHandle>(v), b, i, borrowed, &device));
+      device_types |= 1u << static_cast<int>(device.type);
+      if (OPREG_UNLIKELY(device.is_cuda()) && cuda_device < 0) cuda_device = device.index;
     } catch (...) {
       for (size_t j = i + 1; j < num_args && j < b.args.size(); ++j) Discard(stack[j], b.args[j]);
       throw;
@@ -423,7 +456,15 @@ void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint
         stream.emplace(cuda_device, static_cast<CudaStreamHandle>(current));
       }
     }
-    b.op.CallBoxed(&s);
+    // The stack was built from the schema's own slots, every argument of its exact type, so
+    // with all tensors on one device type the dispatcher's argument checks have nothing to find.
+    // Anything else (no tensor, mixed devices, a count torch got wrong) takes the checked call,
+    // which names the problem.
+    if (num_args == num_slots && device_types != 0 && (device_types & (device_types - 1)) == 0) {
+      b.op.CallBoxedPrepared(&s, static_cast<DeviceType>(__builtin_ctz(device_types)));
+    } else {
+      b.op.CallBoxedInPlace(&s);
+    }
   }
   if (num_outputs > s.size() || num_outputs > b.returns.size()) {
     throw Error(ErrorKind::kRuntime, StrCat("[", b.op.operator_name().str(), "] torch expects ",

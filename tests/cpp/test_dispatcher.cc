@@ -190,6 +190,48 @@ TEST_CASE("a missing kernel names the backends that have one", "[dispatch]") {
                     "available for these backends: [CPU].\nCPU: registered at k.cc:7");
 }
 
+TEST_CASE("prepared boxed calls run the device's kernel and still reach interceptors",
+          "[dispatch]") {
+  Fixture f;
+  f.lib.def("f(Tensor x, int k) -> Tensor")
+      .impl("f", DispatchKey::kCPU, &CpuKernel)
+      .impl("f", DispatchKey::kMeta, &MetaKernel);
+  f.lib.def("g(Tensor x) -> (Tensor, Tensor)")
+      .impl("g", DispatchKey::kCPU, [](const OperatorHandle&, Stack* stack) { stack->clear(); });
+  OperatorHandle op = Dispatcher::Get().FindOpOrThrow("dtest::f");
+  Stack s{IValue(Cpu()), IValue(int64_t{4})};
+  op.CallBoxedPrepared(&s, opreg::DeviceType::kCPU);
+  REQUIRE(s.size() == 1);
+  CHECK(s[0].toTensor().at({0}) == 5.0);
+  s = {IValue(Meta({2, 3})), IValue(int64_t{1})};
+  op.CallBoxedPrepared(&s, opreg::DeviceType::kMeta);
+  CHECK(s.at(0).toTensor().device() == Device::meta());
+  // A device without a kernel, and a kernel that leaves the wrong number of returns.
+  s = {IValue(Cpu()), IValue(int64_t{1})};
+  CHECK_THROWS_WITH(op.CallBoxedPrepared(&s, opreg::DeviceType::kCUDA),
+                    Catch::StartsWith("Could not run 'dtest::f' with arguments from the 'CUDA' "
+                                      "backend"));
+  s = {IValue(Cpu())};
+  CHECK_THROWS_WITH(
+      Dispatcher::Get().FindOpOrThrow("dtest::g").CallBoxedPrepared(&s, opreg::DeviceType::kCPU),
+      "[dtest::g] the CPU kernel left 0 values on the stack, but the schema declares 2 returns");
+  // An installed interceptor gets the call instead of the kernel.
+  struct Recorder : opreg::CallInterceptor {
+    int calls = 0;
+    void Intercept(const OperatorHandle&, Stack* stack) override {
+      ++calls;
+      *stack = {IValue(Cpu({7}))};
+    }
+  } recorder;
+  {
+    opreg::CallInterceptorGuard guard(&recorder);
+    s = {IValue(Cpu()), IValue(int64_t{1})};
+    op.CallBoxedPrepared(&s, opreg::DeviceType::kCPU);
+  }
+  CHECK(recorder.calls == 1);
+  CHECK(s.at(0).toTensor().sizes() == opreg::IntArrayRef{7});
+}
+
 TEST_CASE("fallbacks run for ops without a kernel of their own", "[dispatch]") {
   Fixture f;
   f.lib.def("f(Tensor x, int k) -> Tensor");

@@ -109,6 +109,14 @@ class intrusive_ptr {
     r.ptr_ = p;
     return r;
   }
+  // A second handle to an object this handle is the only one of, made with a plain store of the
+  // count instead of an atomic increment (as make_intrusive does for the first handle).
+  // Precondition: use_count() == 1 and no other thread can reach the object, e.g. it was just
+  // made or taken from a thread-local cache; otherwise the count is corrupted.
+  intrusive_ptr CopyOfSole() const noexcept {
+    static_cast<const intrusive_ptr_target*>(ptr_)->refcount_.store(2, std::memory_order_relaxed);
+    return reclaim(ptr_);
+  }
   // Gives up ownership without decrementing; the caller must later reclaim() the pointer.
   T* release() noexcept {
     T* p = ptr_;

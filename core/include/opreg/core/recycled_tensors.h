@@ -15,7 +15,10 @@
 // Thread safety: the cache is per thread; both functions may be called from any thread.
 #pragma once
 
-#include "absl/container/inlined_vector.h"
+#include <new>
+#include <utility>
+#include <vector>
+
 #include "opreg/core/allocator.h"
 #include "opreg/core/tensor.h"
 
@@ -70,25 +73,26 @@ class RecycleScope {
 
   // Keeps a handle to `t` until the scope ends. `source`, when not null, identifies the
   // framework object `t` was made from (a Python tensor), for Find().
-  void Keep(const Tensor& t, const void* source = nullptr) {
-    tensors_.push_back(t);
-    sources_.push_back(source);
-  }
+  void Keep(const Tensor& t, const void* source = nullptr) { KeepHandle(Tensor(t), source); }
 
   // The tensor kept for `source` in this scope, or nullptr (always for a null `source`). A
   // framework tensor passed twice to one call is then one opreg tensor, as it is one tensor in
   // the framework: aliasing between the arguments is visible to the kernel.
   const Tensor* Find(const void* source) const {
     if (source == nullptr) return nullptr;
-    for (size_t i = 0; i < sources_.size(); ++i) {
-      if (sources_[i] == source) return &tensors_[i];
+    const int n = size_ < kInline ? size_ : kInline;
+    for (int i = 0; i < n; ++i) {
+      if (inline_sources_[i] == source) return InlineTensor(i);
+    }
+    for (const auto& [t, s] : overflow_) {
+      if (s == source) return &t;
     }
     return nullptr;
   }
 
   // How many tensors the scope gives back when it ends (their owners are released then unless
   // someone else still holds the tensor).
-  size_t size() const { return tensors_.size(); }
+  size_t size() const { return static_cast<size_t>(size_); }
 
   // Declares that whoever ends this scope holds what `release` must otherwise acquire (the
   // Python bindings: the GIL, which their release functions would check for). The owners of
@@ -98,9 +102,31 @@ class RecycleScope {
   void ReleaseAtEndWith(DataPtr::DeleterFn release, DataPtr::DeleterFn at_end);
 
  private:
+  // The first kInline tensors live in raw slots: keeping one is a placement new, and giving it
+  // back leaves nothing for a container to destroy (a call's tensors are a few at most).
+  static constexpr int kInline = 8;
+
+  const Tensor* InlineTensor(int i) const {
+    return std::launder(reinterpret_cast<const Tensor*>(inline_tensors_[i]));
+  }
+  Tensor* InlineTensor(int i) {
+    return std::launder(reinterpret_cast<Tensor*>(inline_tensors_[i]));
+  }
+  void KeepHandle(Tensor&& t, const void* source) {
+    if (size_ < kInline) {
+      new (inline_tensors_[size_]) Tensor(std::move(t));
+      inline_sources_[size_] = source;
+    } else {
+      overflow_.emplace_back(std::move(t), source);  // on a throw nothing is kept
+    }
+    ++size_;
+  }
+
   internal::RecycledTensorCache* cache_;
-  absl::InlinedVector<Tensor, 8> tensors_;
-  absl::InlinedVector<const void*, 8> sources_;
+  int size_ = 0;
+  alignas(Tensor) unsigned char inline_tensors_[kInline][sizeof(Tensor)];
+  const void* inline_sources_[kInline];
+  std::vector<std::pair<Tensor, const void*>> overflow_;
   DataPtr::DeleterFn release_[2] = {nullptr, nullptr};
   DataPtr::DeleterFn at_end_[2] = {nullptr, nullptr};
   int num_pairs_ = 0;

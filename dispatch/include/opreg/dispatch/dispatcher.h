@@ -91,6 +91,14 @@ class OperatorHandle {
   }
   // The same as a plain function (for function pointers and other languages' bindings).
   void CallBoxedInPlace(Stack* stack) const;
+  // CallBoxedInPlace for a binding that built `stack` itself from the schema: every argument
+  // present, each value already of its argument's exact type (nothing to coerce), and every
+  // tensor argument defined and on a device of type `device` (at least one tensor). It skips the
+  // argument checks and the key computation, nothing else: an installed call interceptor still
+  // gets the call (through CallBoxedInPlace), and a missing kernel or a wrong number of returns
+  // throws as there. A stack that breaks the promise is undefined behaviour; when unsure, call
+  // CallBoxedInPlace.
+  void CallBoxedPrepared(Stack* stack, DeviceType device) const;
   // Boxed call with keyword arguments bound by name (Python's rules); returns the results.
   Stack CallBoxed(std::vector<IValue> args,
                   const std::vector<std::pair<std::string, IValue>>& kwargs = {}) const;
@@ -116,6 +124,8 @@ class OperatorHandle {
   // Throws kValue naming the arguments on different devices; `devices` lists, per dispatch
   // argument, its position and device.
   [[noreturn]] void ThrowMixedDevices(const Stack& boxed_arguments) const;
+  // Runs the kernel for `key` on a checked stack and checks the number of returns.
+  void RunKernel(DispatchKey key, const FunctionSchema& schema, Stack* stack) const;
 
   const OperatorEntry* entry_;
 };
