@@ -144,7 +144,9 @@ std::unique_ptr<TorchShim> LoadShim(const std::string& path, std::string* why) {
                     " for dtype ", TorchDTypeName(dtype));
       return nullptr;
     }
-    if (code < TorchShim::kMaxTorchCode) s->dtype_of_code[code] = static_cast<int8_t>(i);
+    if (code >= 0 && code < TorchShim::kMaxTorchCode) {
+      s->dtype_of_code[code] = static_cast<int8_t>(i);
+    }
   }
   // `lib` stays open: torch never unloads libtorch_cpu, and the functions are used from now on.
   return s;
@@ -197,6 +199,9 @@ bool SlotOf(const Type& type, ValueSlot* out) {
 
 struct BridgedOp {
   OperatorHandle op;
+  // The definition `args` and `returns` were read from. The op may since have been redefined
+  // with another schema (torch keeps this kernel): the call then takes the checked path.
+  const OpDefinition* def;
   std::vector<ValueSlot> args;
   std::vector<ValueSlot> returns;
 };
@@ -458,9 +463,11 @@ void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint
     }
     // The stack was built from the schema's own slots, every argument of its exact type, so
     // with all tensors on one device type the dispatcher's argument checks have nothing to find.
-    // Anything else (no tensor, mixed devices, a count torch got wrong) takes the checked call,
-    // which names the problem.
-    if (num_args == num_slots && device_types != 0 && (device_types & (device_types - 1)) == 0) {
+    // Anything else (no tensor, mixed devices, a count torch got wrong, an op redefined since it
+    // was bridged) takes the checked call, which names the problem. Retired definitions are
+    // never freed, so an old address is never reused by a new one.
+    if (num_args == num_slots && device_types != 0 && (device_types & (device_types - 1)) == 0 &&
+        b.op.entry().definition() == b.def) {
       b.op.CallBoxedPrepared(&s, static_cast<DeviceType>(__builtin_ctz(device_types)));
     } else {
       b.op.CallBoxedInPlace(&s);
@@ -534,8 +541,8 @@ void InitTorchBridge(py::module_& m) {
         if (g_shim == nullptr) return "the bridge is not initialised";
         std::optional<OperatorHandle> op = Dispatcher::Get().FindOp(opreg_name);
         if (!op) return StrCat("no opreg op ", opreg_name);
-        auto b = std::make_unique<BridgedOp>(BridgedOp{*op, {}, {}});
-        const FunctionSchema& schema = op->schema();
+        auto b = std::make_unique<BridgedOp>(BridgedOp{*op, &op->definition(), {}, {}});
+        const FunctionSchema& schema = b->def->schema;
         if (schema.is_vararg() || schema.is_varret()) return "varargs";
         for (const Argument& a : schema.arguments()) {
           ValueSlot slot;

@@ -158,6 +158,25 @@ def test_ops_defined_later_from_python_are_torch_ops_and_compile():
     lib._destroy()
 
 
+def test_an_op_redefined_after_bridging_is_checked_against_its_new_schema():
+    # torch keeps the kernel and schema it was given first; opreg checks each call against the
+    # op's current definition, so a call made for the old schema is an error, not a misread stack.
+    ns = f"bridge_ns{next(_ns)}"
+    lib = opreg.Library(ns, "DEF")
+    lib.define("redef(Tensor x) -> Tensor")
+    lib.impl("redef", lambda x: np.asarray(x) * 2, "CPU")
+    op = getattr(getattr(torch.ops, ns), "redef")
+    torch.testing.assert_close(op(torch.ones(2)), torch.full((2,), 2.0))
+    lib._destroy()
+    lib = opreg.Library(ns, "DEF")
+    lib.define("redef(Tensor x, Tensor y) -> Tensor")
+    lib.impl("redef", lambda x, y: np.asarray(x) + np.asarray(y), "CPU")
+    expected = rf"\[{ns}::redef\] argument 'y' \(#1\): expected a value, got nothing"
+    with pytest.raises((RuntimeError, TypeError), match=expected):
+        op(torch.ones(2))
+    lib._destroy()
+
+
 def test_autograd_through_a_user_op(device):
     ns, lib = _scale_library(device)
 

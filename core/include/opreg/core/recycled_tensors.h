@@ -49,9 +49,11 @@ class RecycledTensors {
                           DataPtr::DeleterFn release);
   // Drops `*t` (just made by FromCache, its only handle) without releasing its memory's owner.
   static void Disown(Tensor* t);
-  // Give() with `n` release substitutions (RecycleScope::ReleaseAtEndWith).
-  static void GiveTo(internal::RecycledTensorCache& cache, Tensor* t,
-                     const DataPtr::DeleterFn* release, const DataPtr::DeleterFn* at_end, int n);
+  // Give() with `n` release substitutions (RecycleScope::ReleaseAtEndWith). Inline, defined in
+  // recycled_tensors.cc (its callers' file).
+  static inline void GiveTo(internal::RecycledTensorCache& cache, Tensor* t,
+                            const DataPtr::DeleterFn* release, const DataPtr::DeleterFn* at_end,
+                            int n);
 };
 
 // The tensors one call made with FromBlob() (or RecycledTensors::FromBlob() and Keep()), given

@@ -63,7 +63,9 @@ class TensorImpl : public intrusive_ptr_target {
   // reaches. False when sizes and strides differ in length, a size or stride is negative or a
   // figure overflows: the layout is then partly written and the tensor must be refilled before
   // any use (the caller reports the error with from_blob's checks).
-  bool AdoptBlobLayout(IntArrayRef sizes, IntArrayRef strides, DType dtype, size_t* nbytes);
+  // Inline, defined in recycled_tensors.cc (its only caller's file).
+  inline bool AdoptBlobLayout(IntArrayRef sizes, IntArrayRef strides, DType dtype,
+                              size_t* nbytes);
 
   Storage storage_;
   DimVector sizes_;
