@@ -66,17 +66,6 @@ struct TorchShim {
   int32_t device_cpu = 0;
   int32_t device_cuda = 1;
   const DLPackExchangeAPI* exchange = nullptr;  // torch.Tensor's: the current CUDA stream
-  // opreg's DType for each torch ScalarType code below kMaxTorchCode, -1 where opreg has none
-  // (DTypeFromTorchScalarTypeCode without a call and a search per tensor).
-  static constexpr int kMaxTorchCode = 64;
-  std::array<int8_t, kMaxTorchCode> dtype_of_code;
-
-  std::optional<DType> DTypeOfCode(int32_t code) const {
-    if (static_cast<uint32_t>(code) >= kMaxTorchCode || dtype_of_code[code] < 0) {
-      return std::nullopt;  // a negative code too
-    }
-    return static_cast<DType>(dtype_of_code[code]);
-  }
 };
 
 TorchShim* g_shim = nullptr;
@@ -134,7 +123,6 @@ std::unique_ptr<TorchShim> LoadShim(const std::string& path, std::string* why) {
   }
   // Dtypes travel as c10 ScalarType codes (TorchScalarTypeCode), as opreg's boxed ScalarType
   // values do; the shim publishes the same codes, which is checked here once.
-  s->dtype_of_code.fill(-1);
   for (int i = 0; i < kNumDTypes; ++i) {
     const auto dtype = static_cast<DType>(i);
     int32_t code = -1;
@@ -143,9 +131,6 @@ std::unique_ptr<TorchShim> LoadShim(const std::string& path, std::string* why) {
       *why = StrCat("this torch's stable C ABI has no code ", TorchScalarTypeCode(dtype),
                     " for dtype ", TorchDTypeName(dtype));
       return nullptr;
-    }
-    if (code >= 0 && code < TorchShim::kMaxTorchCode) {
-      s->dtype_of_code[code] = static_cast<int8_t>(i);
     }
   }
   // `lib` stays open: torch never unloads libtorch_cpu, and the functions are used from now on.
@@ -243,7 +228,7 @@ Tensor FromHandleOrThrow(AtenTensorHandle h, const BridgedOp& b, size_t index, R
   Check(s.get_strides(h, &strides), "aoti_torch_get_strides");
   Check(s.get_dtype(h, &dtype), "aoti_torch_get_dtype");
   Check(s.get_device_type(h, &device_type), "aoti_torch_get_device_type");
-  const std::optional<DType> opreg_dtype = s.DTypeOfCode(dtype);
+  const std::optional<DType> opreg_dtype = DTypeFromTorchScalarTypeCode(dtype);
   if (!opreg_dtype) {
     throw Error(
         ErrorKind::kType,
@@ -448,7 +433,7 @@ void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint
       device_types |= 1u << static_cast<int>(device.type);
       if (OPREG_UNLIKELY(device.is_cuda()) && cuda_device < 0) cuda_device = device.index;
     } catch (...) {
-      for (size_t j = i + 1; j < num_args && j < b.args.size(); ++j) Discard(stack[j], b.args[j]);
+      for (size_t j = i + 1; j < num_args && j < num_slots; ++j) Discard(stack[j], b.args[j]);
       throw;
     }
   }
