@@ -17,14 +17,18 @@ the NumPy rows are left out): the same calls, plus the stream lookup a CUDA call
     python benchmarks/bench_python_call.py [--device cpu|cuda] [--iters N] [--repeats R]
         [--no-native] [--json PATH]
 
-Figures are nanoseconds per call: the best of R repeats of N calls (the loop's own cost is
-measured and subtracted).
+Figures are nanoseconds per call: the best of R rounds of N calls, every row timed once per
+round (round-robin, so noise on a shared machine hits each row in at most a few rounds). The JSON
+also has each round's time, and a "net" figure with an empty Python loop's cost subtracted. The
+targets section gives each compared pair's ratio: of their best rounds, and the median of the
+per-round ratios.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import platform
+import statistics
 import sys
 import time
 from typing import Any, Callable, Dict, List, Optional
@@ -41,16 +45,26 @@ def _loop_ns(call: Callable[..., Any], args: tuple, iters: int) -> int:
     return time.perf_counter_ns() - t0
 
 
-def measure(call: Callable[..., Any], args: tuple, iters: int, repeats: int) -> tuple:
-    def empty(*_: Any) -> None:
-        pass
+def _empty(*_: Any) -> None:
+    pass
 
-    _loop_ns(call, args, max(iters // 10, 100))  # warm up
-    best = min(_loop_ns(call, args, iters) for _ in range(repeats))
-    base = min(_loop_ns(empty, args, iters) for _ in range(repeats))
-    # The loop and call overhead of an empty Python function is subtracted from the op rows
-    # only in the "net" column; the plain Python row shows the raw figure.
-    return best / iters, (best - base) / iters
+
+def measure_rounds(calls: List[tuple], iters: int, repeats: int) -> List[Dict[str, List[int]]]:
+    """Times every (call, args) of `calls` once per round, `repeats` rounds, round-robin.
+
+    Round-robin rather than one row's repeats back to back: a burst of noise on a shared machine
+    then costs each row at most one of its rounds, and rows compared with each other are timed
+    seconds apart, so the per-round ratios compare like with like. Each call is timed with an
+    empty Python function on the same arguments right after it (the loop's own cost).
+    """
+    for call, a in calls:
+        _loop_ns(call, a, max(iters // 10, 100))  # warm up
+    out: List[Dict[str, List[int]]] = [{"op": [], "empty": []} for _ in calls]
+    for _ in range(repeats):
+        for (call, a), times in zip(calls, out):
+            times["op"].append(_loop_ns(call, a, iters))
+            times["empty"].append(_loop_ns(_empty, a, iters))
+    return out
 
 
 _NATIVE_SOURCE = r"""
@@ -87,6 +101,18 @@ def _native_torch_ops() -> Any:
     load_inline(name="opreg_bench_native", cpp_sources=[_NATIVE_SOURCE], is_python_module=False,
                 extra_cflags=["-O2"], verbose=False)
     return torch.ops.bench_native
+
+
+# The issue's targets: (comparison, row, row it is held against, highest ratio aimed for).
+_COMPARISONS = [
+    ("opreg.ops / apache-tvm-ffi, torch args", "opreg.ops, C++ kernel (torch args)",
+     "apache-tvm-ffi C++ function (torch args)", 1.0),
+    ("opreg.ops / apache-tvm-ffi, NumPy args", "opreg.ops, C++ kernel (NumPy args)",
+     "apache-tvm-ffi C++ function (NumPy args)", 1.0),
+    ("torch.ops via opreg.torch / native TORCH_LIBRARY op",
+     "torch.ops through opreg.torch (opreg C++ kernel)",
+     "torch.ops, native TORCH_LIBRARY C++ op (cpp_extension)", 1.2),
+]
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -134,7 +160,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     def py3(a: Any, b: Any, c: Any) -> None:
         pass
 
-    rows: List[Dict[str, Any]] = []
     cases: List[tuple] = [
         ("python function call", py1, (x,), py3, (x, y, z)),
         ("opreg.ops, C++ kernel (opreg.Tensor args)", opreg.ops._opreg_test.noop1, (x,),
@@ -207,28 +232,59 @@ def main(argv: Optional[List[str]] = None) -> int:
     except ImportError:
         pass
 
-    for name, f1, a1, f3, a3 in cases:
-        raw1, net1 = measure(f1, a1, args.iters, args.repeats)
-        row: Dict[str, Any] = {"case": name, "ns_1_tensor": raw1, "net_ns_1_tensor": net1}
+    flat: List[tuple] = []  # (row, arity, call, args)
+    for i, (name, f1, a1, f3, a3) in enumerate(cases):
+        flat.append((i, 1, f1, a1))
         if f3 is not None:
-            raw3, net3 = measure(f3, a3, args.iters, args.repeats)
-            row.update({"ns_3_tensors": raw3, "net_ns_3_tensors": net3})
-        rows.append(row)
+            flat.append((i, 3, f3, a3))
+    timed = measure_rounds([(f, a) for _, _, f, a in flat], args.iters, args.repeats)
+    rows = [{"case": c[0]} for c in cases]
+    rounds: Dict[tuple, List[int]] = {}  # (case, arity) -> the op's time in each round
+    for (i, arity, _, _), t in zip(flat, timed):
+        suffix = "1_tensor" if arity == 1 else "3_tensors"
+        rows[i][f"ns_{suffix}"] = min(t["op"]) / args.iters
+        rows[i][f"net_ns_{suffix}"] = (min(t["op"]) - min(t["empty"])) / args.iters
+        rows[i][f"rounds_ns_{suffix}"] = [v / args.iters for v in t["op"]]
+        rounds[(cases[i][0], arity)] = t["op"]
+
+    # The issue's targets, from raw times: the ratio of the best rounds, and the median of the
+    # per-round ratios (both rows timed seconds apart in every round).
+    comparisons: List[Dict[str, Any]] = []
+    for label, num, den, target in _COMPARISONS:
+        entry: Dict[str, Any] = {"comparison": label, "target_at_most": target}
+        for arity in (1, 3):
+            n, d = rounds.get((num, arity)), rounds.get((den, arity))
+            if n is None or d is None:
+                continue
+            entry[f"best_ratio_{arity}"] = min(n) / min(d)
+            entry[f"median_ratio_{arity}"] = statistics.median(a / b for a, b in zip(n, d))
+        if "best_ratio_1" in entry:
+            comparisons.append(entry)
 
     w = max(len(r["case"]) for r in rows)
-    print(f"per-call time, ns (best of {args.repeats} x {args.iters} calls, {args.device} tensors); "
-          f"python {platform.python_version()}, opreg {opreg.__version__}, torch {torch_version or 'not installed'}, "
+    print(f"per-call time, ns (best of {args.repeats} rounds of {args.iters} calls, every row timed "
+          f"once per round; {args.device} tensors); python {platform.python_version()}, "
+          f"opreg {opreg.__version__}, torch {torch_version or 'not installed'}, "
           f"apache-tvm-ffi {tvm_ffi_version or 'not installed'}")
     print(f"{'case':<{w}}  {'1 tensor':>9}  {'3 tensors':>9}")
     for r in rows:
         three = f"{r['ns_3_tensors']:9.0f}" if "ns_3_tensors" in r else f"{'-':>9}"
         print(f"{r['case']:<{w}}  {r['ns_1_tensor']:9.0f}  {three}")
+    if comparisons:
+        print("\ntargets: ratio of the best rounds (median of the per-round ratios)")
+        w = max(len(c["comparison"]) for c in comparisons)
+        for c in comparisons:
+            cells = [f"{c[f'best_ratio_{a}']:.3f} ({c[f'median_ratio_{a}']:.3f})"
+                     if f"best_ratio_{a}" in c else "-" for a in (1, 3)]
+            print(f"{c['comparison']:<{w}}  1 tensor {cells[0]:>15}  3 tensors {cells[1]:>15}"
+                  f"  target <= {c['target_at_most']:.2f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"python": platform.python_version(), "opreg": opreg.__version__,
                        "torch": torch_version, "tvm_ffi": tvm_ffi_version,
                        "machine": platform.machine(), "device": args.device,
-                       "iters": args.iters, "repeats": args.repeats, "results": rows}, f, indent=2)
+                       "iters": args.iters, "repeats": args.repeats, "results": rows,
+                       "comparisons": comparisons}, f, indent=2)
     lib._destroy()
     return 0
 
