@@ -125,6 +125,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                    help="where the tensors live (cuda needs torch with a CUDA device)")
     args = p.parse_args(argv)
+    if args.iters < 1 or args.repeats < 1:
+        p.error(f"--iters and --repeats must be at least 1 (got {args.iters} and {args.repeats})")
     cuda = args.device == "cuda"
     key = "CUDA" if cuda else "CPU"
     if cuda:

@@ -35,3 +35,10 @@ def test_the_call_benchmark_prints_its_table_and_writes_every_round(tmp_path):
     for arity in (1, 3):
         assert pair[f"best_ratio_{arity}"] > 0 and pair[f"median_ratio_{arity}"] > 0
     assert "targets: ratio of the best rounds" in r.stdout
+
+
+def test_the_call_benchmark_refuses_zero_rounds():
+    r = subprocess.run([sys.executable, str(BENCH), "--repeats", "0"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 2
+    assert "--iters and --repeats must be at least 1 (got 200000 and 0)" in r.stderr
