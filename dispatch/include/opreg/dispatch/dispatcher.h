@@ -124,8 +124,9 @@ class OperatorHandle {
   // Throws kValue naming the arguments on different devices; `devices` lists, per dispatch
   // argument, its position and device.
   [[noreturn]] void ThrowMixedDevices(const Stack& boxed_arguments) const;
-  // Runs the kernel for `key` on a checked stack and checks the number of returns.
-  void RunKernel(DispatchKey key, const FunctionSchema& schema, Stack* stack) const;
+  // Runs the kernel for `key` on a checked stack and checks the number of returns. Inline,
+  // defined in operator_handle.cc (its only callers' file).
+  inline void RunKernel(DispatchKey key, const FunctionSchema& schema, Stack* stack) const;
 
   const OperatorEntry* entry_;
 };
