@@ -39,6 +39,11 @@ opreg_build() {
   cmake --build "$dir" -j "$OPREG_JOBS" "${target[@]}"
 }
 
+# opreg_free_gib DIR: free space, in whole GiB, on the file system that holds DIR.
+opreg_free_gib() {
+  df -P -k "$1" | awk 'NR == 2 {print int($4 / 1048576)}'
+}
+
 # opreg_tally NAME PASSED FAILED: records one suite's counts for opreg_tally_report.
 OPREG_TALLY_FILE=${OPREG_TALLY_FILE:-}
 opreg_tally() {

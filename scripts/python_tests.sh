@@ -65,7 +65,14 @@ rm -rf "$venv"
 "$PY" -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 # torch (PyPI's wheel) for the torch-tensor tests: conversions, opreg.torch, torch.compile.
-"$venv/bin/python" -m pip install --quiet "$repaired" pytest mypy torch
+# With its CUDA wheels it takes about 6 GB once unpacked, and pip needs the downloads beside
+# that; --no-cache-dir keeps pip from keeping a third copy. A full disk is reported as such.
+echo "free space for the venv: $(opreg_free_gib "$work") GiB"
+"$venv/bin/python" -m pip install --quiet --no-cache-dir "$repaired" pytest mypy torch || {
+  echo "python_tests: installing the wheel, pytest, mypy and torch into $venv failed;" \
+    "$(opreg_free_gib "$work") GiB are free there (torch needs about 10 GiB while installing)" >&2
+  exit 1
+}
 "$venv/bin/python" -m pip list 2>/dev/null | grep -E '^(opreg|numpy|torch) '
 # No library of the build tree may be what the installed package loads.
 "$venv/bin/python" - <<'PYEOF'

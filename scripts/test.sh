@@ -19,6 +19,10 @@ export OPREG_TALLY_FILE
 trap 'rm -f "$OPREG_TALLY_FILE"' EXIT
 release=$OPREG_ROOT/build/release
 
+# The build trees and the test venv (torch with its CUDA wheels) take about 8 GiB in the checkout,
+# and pip needs about 4 GiB more while it installs torch.
+echo "== $(opreg_free_gib "$OPREG_ROOT") GiB free on the checkout's disk (a run needs about 12 GiB)"
+
 echo "== release build"
 opreg_build "$release" -DCMAKE_BUILD_TYPE=Release -DOPREG_BUILD_TESTS=ON \
   -DOPREG_BUILD_BENCHMARKS=ON -DOPREG_BUILD_FUZZERS=OFF -DOPREG_BUILD_PYTHON=OFF -DOPREG_SANITIZE=
