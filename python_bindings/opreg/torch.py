@@ -23,7 +23,10 @@ Each torch op gets:
   them with the reason. Errors name the op and argument either way; through the C++ kernel
   torch raises them as RuntimeError;
 - a fake implementation derived from the op's opreg Meta kernel, so FakeTensor tracing (and
-  so `torch.compile`, with any backend) needs no hand-written shape function;
+  so `torch.compile`, with any backend) needs no hand-written shape function. An op whose
+  returns are all arguments (`-> ()`, as vLLM's kernels are) needs no Meta kernel, and its
+  dynamic sizes stay dynamic; an op that returns new tensors has its sizes specialised to each
+  example traced (opreg's Meta kernels compute concrete shapes), so dynamic sizes recompile;
 - mutation and aliasing from the schema: `Tensor(a!)` arguments are mutated in place and an
   out variant returns the very `out` tensor it was given, as torch requires.
 
@@ -130,19 +133,52 @@ def _torch_dtype(name: str) -> torch.dtype:
     return dt
 
 
+def _size_hint(d: Any) -> Optional[int]:
+    """The value a symbolic size has in the example being traced, read without adding a guard
+    (None for a data-dependent size, which has none); a plain int as it is."""
+    if isinstance(d, int):
+        return d
+    node = getattr(d, "node", None)
+    hint = getattr(node, "hint", None) if node is not None else None
+    return int(hint) if hint is not None else None
+
+
 def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]:
     """A fake implementation that runs the opreg op's Meta kernel on opreg meta tensors of the
-    fake tensors' shapes and dtypes, then makes torch tensors of the results' layouts."""
+    fake tensors' shapes and dtypes, then makes torch tensors of the results' layouts.
+
+    Where every return is an argument (`-> ()`, as vLLM's kernels are, or `Tensor(a!)` returns),
+    no shape comes out of the Meta kernel: it runs only to check the arguments, on the sizes of
+    the example being traced read without guards, so symbolic (dynamic) sizes stay symbolic. An
+    op of that kind without a Meta kernel gets no checks, as torch's own fake for such ops. Ops
+    with new tensors as returns need their shapes: their sizes are specialised to the example's.
+    """
     aliased = _aliased_returns(schema)
     single = len(schema.returns) == 1
+    needs_shapes = any(i is None for i in aliased)
 
     def to_meta(v: Any) -> Any:
         if isinstance(v, torch.Tensor):
-            if not v.is_contiguous():
-                v = v.contiguous()
             return _C.empty(list(v.shape), str(v.dtype), "meta")
         if isinstance(v, (list, tuple)) and any(isinstance(e, torch.Tensor) for e in v):
             return type(v)(to_meta(e) for e in v)
+        return v
+
+    def to_meta_unguarded(v: Any) -> Any:
+        """As to_meta, with sizes (and SymInt arguments) from hints; None for no hint."""
+        if isinstance(v, torch.Tensor):
+            shape = [_size_hint(d) for d in v.shape]
+            if any(d is None for d in shape):
+                raise LookupError("data-dependent size")
+            return _C.empty(shape, str(v.dtype), "meta")
+        if isinstance(v, torch.SymInt):
+            h = _size_hint(v)
+            if h is None:
+                raise LookupError("data-dependent size")
+            return h
+        if isinstance(v, (list, tuple)) and any(isinstance(e, (torch.Tensor, torch.SymInt))
+                                                for e in v):
+            return type(v)(to_meta_unguarded(e) for e in v)
         return v
 
     def first_device(args: Sequence[Any], kwargs: Dict[str, Any]) -> torch.device:
@@ -163,13 +199,29 @@ def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]
             return type(t)(from_meta(e, device) for e in t)
         return t
 
+    def check_only(args: Sequence[Any], kwargs: Dict[str, Any]) -> None:
+        try:
+            meta_args = [to_meta_unguarded(a) for a in args]
+            meta_kwargs = {k: to_meta_unguarded(v) for k, v in kwargs.items()}
+        except LookupError:  # a data-dependent size: nothing to check it against
+            return
+        try:
+            with returning_opreg_tensors():
+                opreg_op(*meta_args, **meta_kwargs)
+        except NotImplementedError:
+            pass  # no Meta kernel: nothing checks the arguments, as in torch's fake for the op
+
     def fake(*args: Any, **kwargs: Any) -> Any:
+        if not needs_shapes:
+            check_only(args, kwargs)
+            if not schema.returns:
+                return None
+            results = [_argument(schema, i, args, kwargs) for i in aliased]
+            return results[0] if single else tuple(results)
         meta_args = [to_meta(a) for a in args]
         meta_kwargs = {k: to_meta(v) for k, v in kwargs.items()}
         with returning_opreg_tensors():
             result = opreg_op(*meta_args, **meta_kwargs)
-        if not schema.returns:
-            return None
         device = first_device(args, kwargs)
         results = [result] if single else list(result)
         for r, i in enumerate(aliased):
