@@ -110,6 +110,20 @@ const Tensor* ImportedInThisCall(const RecycleScope* recycle, py::handle obj) {
   return recycle != nullptr ? recycle->Find(obj.ptr()) : nullptr;
 }
 
+// A producer's refusal to export a tensor (a torch meta tensor, a byte-swapped NumPy array) as
+// an opreg error, which the argument's conversion prefixes with the op and argument. Only the
+// first line of the producer's message is kept: torch's carries a C++ backtrace after it.
+[[noreturn]] void ThrowExportRefused(py::error_already_set& e, py::handle obj) {
+  if (!e.matches(PyExc_Exception)) throw e;  // KeyboardInterrupt and the like stay as they are
+  std::string message = py::str(e.value());
+  message = message.substr(0, message.find('\n'));
+  py::handle type = py::type::handle_of(obj);
+  const std::string module = py::str(py::getattr(type, "__module__", py::str("?")));
+  const std::string name = py::str(py::getattr(type, "__qualname__", py::str("?")));
+  throw Error(ErrorKind::kValue, StrCat("a tensor its producer can export through DLPack; ",
+                                        module, ".", name, " refused: ", message));
+}
+
 // The table's non-owning view (no allocation on the producer's side) when it has one: the
 // opreg tensor then keeps the Python tensor object alive, as a DLPack export would keep the
 // framework's tensor. Otherwise an owning DLManagedTensorVersioned.
@@ -118,7 +132,10 @@ Tensor ImportThroughApi(py::handle obj, const DLPackExchangeAPI* api, CallOrigin
   if (const Tensor* kept = ImportedInThisCall(recycle, obj)) return *kept;
   if (api->dltensor_from_py_object_no_sync != nullptr) {
     DLTensor dl{};
-    if (api->dltensor_from_py_object_no_sync(obj.ptr(), &dl) != 0) throw py::error_already_set();
+    if (api->dltensor_from_py_object_no_sync(obj.ptr(), &dl) != 0) {
+      py::error_already_set e;
+      ThrowExportRefused(e, obj);
+    }
     absl::StatusOr<Tensor> t =
         FromDLTensor(dl, obj.ptr(), &ReleasePyObject, recycle, /*source=*/obj.ptr());
     CheckStatus(t.status());
@@ -128,7 +145,12 @@ Tensor ImportThroughApi(py::handle obj, const DLPackExchangeAPI* api, CallOrigin
   }
   DLManagedTensorVersioned* m = nullptr;
   if (api->managed_tensor_from_py_object_no_sync(obj.ptr(), &m) != 0 || m == nullptr) {
-    throw py::error_already_set();
+    if (!PyErr_Occurred()) {
+      throw Error(ErrorKind::kRuntime, StrCat(Py_TYPE(obj.ptr())->tp_name,
+                                              "'s DLPack exchange gave no tensor and no error"));
+    }
+    py::error_already_set e;
+    ThrowExportRefused(e, obj);
   }
   Tensor t;
   try {
@@ -280,9 +302,13 @@ Tensor ImportThroughDLPack(py::handle obj) {
   try {
     return TensorFromDLPack(obj);
   } catch (py::error_already_set& e) {
-    if (!e.matches(PyExc_BufferError) || !py::hasattr(obj, "detach")) throw;
+    if (!e.matches(PyExc_BufferError) || !py::hasattr(obj, "detach")) ThrowExportRefused(e, obj);
   }
-  return TensorFromDLPack(obj.attr("detach")());
+  try {
+    return TensorFromDLPack(obj.attr("detach")());
+  } catch (py::error_already_set& e) {
+    ThrowExportRefused(e, obj);
+  }
 }
 
 bool IsNumpyDType(DType d) {

@@ -62,6 +62,9 @@ struct TorchShim {
                           BlobDeleter deleter, void* deleter_context);
   // torch 2.13 on allocates the box of an optional through the shim; earlier ones with `new`.
   TorchError (*delete_stable_ivalue)(StableIValue* box);
+  // Only on the error path: tells an undefined tensor (None for a `Tensor` through torch.ops)
+  // from another getter failure. Optional.
+  TorchError (*is_defined)(AtenTensorHandle t, bool* out) = nullptr;
   int32_t layout_strided = 0;
   int32_t device_cpu = 0;
   int32_t device_cuda = 1;
@@ -115,6 +118,7 @@ std::unique_ptr<TorchShim> LoadShim(const std::string& path, std::string* why) {
     return nullptr;
   }
   Resolve(lib, "torch_delete_stable_ivalue", &s->delete_stable_ivalue);  // optional
+  Resolve(lib, "aoti_torch_is_defined", &s->is_defined);                  // optional
   if (!ReadCode(lib, "aoti_torch_layout_strided", &s->layout_strided) ||
       !ReadCode(lib, "aoti_torch_device_type_cpu", &s->device_cpu) ||
       !ReadCode(lib, "aoti_torch_device_type_cuda", &s->device_cuda)) {
@@ -222,7 +226,15 @@ Tensor FromHandleOrThrow(AtenTensorHandle h, const BridgedOp& b, size_t index, R
   int64_t* sizes;
   int64_t* strides;
   int32_t dtype, device_type, device_index;
-  Check(s.get_data_ptr(h, &data), "aoti_torch_get_data_ptr");
+  if (OPREG_UNLIKELY(s.get_data_ptr(h, &data) != 0)) {
+    bool defined = true;
+    if (s.is_defined != nullptr && s.is_defined(h, &defined) == 0 && !defined) {
+      throw Error(ErrorKind::kType,
+                  ArgErrorMessage(b.op.operator_name().str(), ArgName(b, index),
+                                  static_cast<int>(index), "Tensor", "None (an undefined tensor)"));
+    }
+    ThrowShimFailure("aoti_torch_get_data_ptr");
+  }
   Check(s.get_dim(h, &ndim), "aoti_torch_get_dim");
   Check(s.get_sizes(h, &sizes), "aoti_torch_get_sizes");
   Check(s.get_strides(h, &strides), "aoti_torch_get_strides");
