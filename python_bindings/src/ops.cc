@@ -75,11 +75,16 @@ class OpOverload {
         }
       }
     }
+    // Ops with `Tensor(a!)` returns (out variants, in-place ops): such a return is the
+    // caller's own object, as torch returns the very `out` it was given.
+    std::vector<AliasedReturn> aliased;
+    if (!aliased_returns_.empty()) aliased = AliasedArguments(stack, args, nargs, kwnames);
     {
       OriginStreamScope stream;  // CUDA torch tensors: the call runs on torch's current stream
       op_.CallBoxed(&stack);     // fills defaults, checks types, dispatches (or is captured)
     }
     if (GraphCapture* capture = ActiveCapture()) return CaptureResults(capture, op_, stack);
+    if (!aliased.empty()) return ReturnsToPythonAliased(stack, aliased);
     return ReturnsToPython(stack);
   }
 
@@ -115,11 +120,82 @@ class OpOverload {
       if (!kw) ++num_positional_;
     }
     vararg_ = s.is_vararg();
+    aliased_returns_.clear();
+    for (const Argument& ret : s.returns()) {
+      int found = -1;
+      if (ret.is_write() && !ret.alias_info()->before_sets().empty()) {
+        const std::string& set = ret.alias_info()->before_sets()[0];
+        for (size_t i = 0; i < s.arguments().size() && found < 0; ++i) {
+          const Argument& a = s.arguments()[i];
+          const auto& sets = a.is_write() ? a.alias_info()->before_sets()
+                                          : std::vector<std::string>{};
+          if (std::find(sets.begin(), sets.end(), set) != sets.end()) {
+            found = static_cast<int>(i);
+          }
+        }
+      }
+      aliased_returns_.push_back(found);
+    }
+    if (std::all_of(aliased_returns_.begin(), aliased_returns_.end(),
+                    [](int j) { return j < 0; })) {
+      aliased_returns_.clear();
+    }
     cached_ = def;
+  }
+
+  // For return r: the argument it returns (aliased_returns_[r]) as it went into the call.
+  struct AliasedReturn {
+    const TensorImpl* impl = nullptr;  // the argument's tensor; null: not an argument's
+    PyObject* object = nullptr;        // the caller's object for it (borrowed from the call)
+  };
+
+  std::vector<AliasedReturn> AliasedArguments(const Stack& stack, PyObject* const* args,
+                                              size_t nargs, PyObject* kwnames) const {
+    std::vector<AliasedReturn> out(aliased_returns_.size());
+    for (size_t r = 0; r < aliased_returns_.size(); ++r) {
+      const int j = aliased_returns_[r];
+      if (j < 0 || static_cast<size_t>(j) >= stack.size() || !stack[j].isTensor()) continue;
+      PyObject* object = nullptr;
+      if (static_cast<size_t>(j) < nargs) {
+        object = args[j];
+      } else if (kwnames != nullptr) {
+        const std::string& name = cached_->schema.arguments()[j].name();
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); ++k) {
+          if (py::reinterpret_borrow<py::str>(PyTuple_GET_ITEM(kwnames, k)).cast<std::string>() ==
+              name) {
+            object = args[nargs + k];
+            break;
+          }
+        }
+      }
+      if (object != nullptr) out[r] = {stack[j].toTensor().unsafe_get_impl(), object};
+    }
+    return out;
+  }
+
+  // ReturnsToPython, with each return that is still its argument's tensor given back as the
+  // caller's object (a kernel that returned another tensor gets that tensor converted).
+  static py::object ReturnsToPythonAliased(Stack& stack,
+                                           const std::vector<AliasedReturn>& aliased) {
+    auto convert = [&](size_t r) -> py::object {
+      if (r < aliased.size() && aliased[r].impl != nullptr && stack[r].isTensor() &&
+          stack[r].toTensor().unsafe_get_impl() == aliased[r].impl) {
+        return py::reinterpret_borrow<py::object>(aliased[r].object);
+      }
+      return FromIValue(stack[r]);
+    };
+    if (stack.empty()) return py::none();
+    if (stack.size() == 1) return convert(0);
+    py::tuple t(stack.size());
+    for (size_t r = 0; r < stack.size(); ++r) t[r] = convert(r);
+    return t;
   }
 
   OperatorHandle op_;
   const OpDefinition* cached_ = nullptr;
+  // Per return: the index of the `Tensor(a!)` argument it is, -1 for none; empty when no
+  // return is an argument.
+  std::vector<int> aliased_returns_;
   std::vector<ArgConv> convs_;
   absl::flat_hash_map<std::string, size_t> index_;
   size_t num_positional_ = 0;
