@@ -284,6 +284,15 @@ class CustomOpDef:
 
         return inner if fn is None else inner(fn)
 
+    def register_autograd(self, backward: Callable[..., Any], /, *,
+                          setup_context: Optional[Callable[..., Any]] = None) -> None:
+        """torch's CustomOpDef.register_autograd: gradients flow through the op when it is
+        called from torch (`torch.ops.<ns>`, through `opreg.torch`, which this imports; needs
+        torch). Same as `opreg.register_autograd(self.name, ...)`."""
+        from .library import register_autograd
+
+        register_autograd(self._qualname, backward, setup_context=setup_context)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._opoverload(*args, **kwargs)
 

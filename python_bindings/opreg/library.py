@@ -1,14 +1,21 @@
-"""`opreg.Library`: torch.library.Library's surface over opreg's C++ Library."""
+"""`opreg.library`: torch.library's surface over opreg's C++ Library.
+
+`Library` (torch.library.Library), and the module-level functions a torch.library user reaches
+for, with torch's names and arguments: `define`, `impl`, `register_fake`, `register_kernel`,
+`register_autograd`, `opcheck`, `custom_op`, `infer_schema`, `Tag`. The module-level functions
+register into a FRAGMENT Library per namespace that lives as long as the process (or into
+`lib=` when given), as torch.library's do."""
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import weakref
 from types import FrameType
-from typing import Any, Callable, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 from . import _C
-from ._schema_objects import tags_of
+from ._schema_objects import Tag, tags_of
 
 _KINDS = ("DEF", "FRAGMENT", "IMPL")
 
@@ -141,3 +148,98 @@ def opcheck(op: Any, args: Tuple[Any, ...], kwargs: Optional[dict] = None, *,
     extra: dict = {} if test_utils is None else {"test_utils": test_utils}
     return torch.library.opcheck(bridge.to_torch_op(op), args, kwargs, raise_exception=raise_exception,
                                  atol=atol, rtol=rtol, **extra)
+
+
+# Per namespace: the FRAGMENT Library of the module-level functions, kept for the process.
+_fragments: Dict[str, Library] = {}
+
+# torch.library's device types, and the dispatch keys opreg takes as they are.
+_DEVICE_TYPE_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta",
+                     "default": "CompositeExplicitAutograd"}
+
+
+def _split_qualname(qualname: str) -> Tuple[str, str]:
+    ns, sep, name = qualname.partition("::")
+    if not sep or not ns or not name:
+        raise ValueError(f"expected a qualified op name 'namespace::name', got {qualname!r}")
+    return ns, name
+
+
+def _qualified(op: Any) -> Tuple[str, str]:
+    """(namespace, "name" or "name.overload") of an op given as "ns::name[.overload]", an
+    opreg OpOverload or OpPacket, or a CustomOpDef."""
+    if isinstance(op, str):
+        return _split_qualname(op)
+    name = getattr(op, "name", None)
+    if not isinstance(name, str):
+        raise TypeError(f"expected an op ('ns::name', an opreg OpOverload or CustomOpDef), "
+                        f"got {type(op).__name__}")
+    return _split_qualname(name)
+
+
+def _library(ns: str, lib: Optional[Library]) -> Library:
+    if lib is not None:
+        return lib
+    kept = _fragments.get(ns)
+    if kept is None or kept._lib is None:
+        kept = _fragments[ns] = Library(ns, "FRAGMENT")
+    return kept
+
+
+def _dispatch_keys(types: Union[str, Sequence[str]]) -> list:
+    keys = []
+    for t in [types] if isinstance(types, str) else list(types):
+        keys.append(_DEVICE_TYPE_KEYS.get(t, t))  # a dispatch key name passes as it is
+    return keys
+
+
+def define(qualname: str, schema: str, *, lib: Optional[Library] = None,
+           tags: Sequence[Any] = ()) -> None:
+    """torch.library.define: defines op `qualname` ("ns::name" or "ns::name.overload") with
+    `schema`, its arguments and returns ("(Tensor x) -> Tensor")."""
+    ns, name = _split_qualname(qualname)
+    _library(ns, lib).define(name + schema, tags=tags)
+
+
+def impl(qualname: Any, types: Union[str, Sequence[str]],
+         func: Optional[Callable[..., Any]] = None, *, lib: Optional[Library] = None) -> Any:
+    """torch.library.impl: `func` as the kernel of `qualname` for device types `types` ("cpu",
+    "cuda", "meta", "default", or dispatch key names); a decorator without `func`."""
+    ns, name = _qualified(qualname)
+
+    def register(f: Callable[..., Any]) -> Callable[..., Any]:
+        target = _library(ns, lib)
+        for key in _dispatch_keys(types):
+            target.impl(name, f, key)
+        return f
+
+    return register if func is None else register(func)
+
+
+def register_kernel(op: Any, device_types: Union[str, Sequence[str]],
+                    func: Optional[Callable[..., Any]] = None, /, *,
+                    lib: Optional[Library] = None) -> Any:
+    """torch.library.register_kernel: as `impl`, with torch's argument order."""
+    return impl(op, device_types, func, lib=lib)
+
+
+def register_fake(op: Any, func: Optional[Callable[..., Any]] = None, /, *,
+                  lib: Optional[Library] = None) -> Any:
+    """torch.library.register_fake: `func` as the fake (meta) implementation of `op`, out
+    overloads included; a decorator without `func`."""
+    ns, name = _qualified(op)
+
+    def register(f: Callable[..., Any]) -> Callable[..., Any]:
+        _library(ns, lib).register_fake(name, f)
+        return f
+
+    return register if func is None else register(func)
+
+
+def __getattr__(name: str) -> Any:
+    # custom_op.py imports this module, so its names are looked up on first use.
+    if name in ("custom_op", "infer_schema"):
+        # The submodule (the package's `custom_op` attribute is the function).
+        module = importlib.import_module(f"{__package__}.custom_op")
+        return getattr(module, name)
+    raise AttributeError(f"module 'opreg.library' has no attribute {name!r}")
