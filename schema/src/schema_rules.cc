@@ -83,9 +83,10 @@ absl::Status CheckAliasingRule(const FunctionSchema& schema) {
       if (!Intersects(return_sets, SetsOf(a))) continue;
       return absl::InvalidArgumentError(
           StrCat(OpLabel(schema), " return #", r, " aliases mutated argument ", ArgRef(a, i),
-                 ": an op that mutates its inputs must not return them; return () instead (out "
-                 "variants, whose keyword-only Tensor(a!) outs are returned in order, are the "
-                 "exception)"));
+                 ": an op that mutates its inputs must not return them; return () instead. The "
+                 "exceptions: in-place ops, named with a trailing '_' (add_), which return "
+                 "their mutated self, and out variants, which return their outs (keyword-only "
+                 "Tensor(a!) outs, or positional ones in an op or overload named *_out or out)"));
     }
   }
   return absl::OkStatus();

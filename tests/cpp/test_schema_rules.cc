@@ -25,34 +25,30 @@ std::string SymmError(const std::string& schema, const std::vector<std::string>&
 // ---------------------------------------------------------------------------------------------
 // The aliasing rule.
 
+const std::string kReturnedMutation =
+    "an op that mutates its inputs must not return them; return () instead. The exceptions: "
+    "in-place ops, named with a trailing '_' (add_), which return their mutated self, and out "
+    "variants, which return their outs (keyword-only Tensor(a!) outs, or positional ones in an "
+    "op or overload named *_out or out)";
+
 TEST_CASE("aliasing rule refuses returning a mutated input", "[aliasing]") {
   CHECK(ErrorOf(CheckAliasingRule(MustParse("mylib::f(Tensor(a!) x) -> Tensor(a!)"))) ==
-        "[mylib::f] return #0 aliases mutated argument 'x' (#0): an op that mutates its inputs "
-        "must not return them; return () instead (out variants, whose keyword-only Tensor(a!) "
-        "outs are returned in order, are the exception)");
+        "[mylib::f] return #0 aliases mutated argument 'x' (#0): " + kReturnedMutation);
   // A read-only annotation on the return aliases the mutated set all the same.
   CHECK(ErrorOf(
             CheckAliasingRule(MustParse("mylib::g.Tensor(Tensor x, Tensor(a!) y) -> Tensor(a)"))) ==
-        "[mylib::g.Tensor] return #0 aliases mutated argument 'y' (#1): an op that mutates its "
-        "inputs must not return them; return () instead (out variants, whose keyword-only "
-        "Tensor(a!) outs are returned in order, are the exception)");
+        "[mylib::g.Tensor] return #0 aliases mutated argument 'y' (#1): " + kReturnedMutation);
   // The second return; the first is fresh.
   CHECK(ErrorOf(CheckAliasingRule(
             MustParse("mylib::h(Tensor x, Tensor(b!) y) -> (Tensor, Tensor(b!))"))) ==
-        "[mylib::h] return #1 aliases mutated argument 'y' (#1): an op that mutates its inputs "
-        "must not return them; return () instead (out variants, whose keyword-only Tensor(a!) "
-        "outs are returned in order, are the exception)");
+        "[mylib::h] return #1 aliases mutated argument 'y' (#1): " + kReturnedMutation);
   // Through list elements.
   CHECK(ErrorOf(CheckAliasingRule(MustParse("mylib::k(Tensor(a!)[] xs) -> Tensor(a)[]"))) ==
-        "[mylib::k] return #0 aliases mutated argument 'xs' (#0): an op that mutates its inputs "
-        "must not return them; return () instead (out variants, whose keyword-only Tensor(a!) "
-        "outs are returned in order, are the exception)");
+        "[mylib::k] return #0 aliases mutated argument 'xs' (#0): " + kReturnedMutation);
   // A positional written argument is not an out, even in an op named like an out variant.
   CHECK(ErrorOf(CheckAliasingRule(MustParse(
             "mylib::f.out(Tensor(a!) x, *, Tensor(b!) out) -> (Tensor(b!), Tensor(a!))"))) ==
-        "[mylib::f.out] return #1 aliases mutated argument 'x' (#0): an op that mutates its "
-        "inputs must not return them; return () instead (out variants, whose keyword-only "
-        "Tensor(a!) outs are returned in order, are the exception)");
+        "[mylib::f.out] return #1 aliases mutated argument 'x' (#0): " + kReturnedMutation);
   // Without the in-place `_`, ATen's add_ form is refused.
   CHECK_FALSE(
       CheckAliasingRule(MustParse("mylib::add_into(Tensor(a!) self, Tensor other) -> Tensor(a!)"))
