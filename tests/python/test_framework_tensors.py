@@ -52,6 +52,27 @@ def test_in_place_op_writes_the_callers_torch_tensor(device):
     torch.testing.assert_close(x, expect, rtol=1e-5, atol=1e-5)
 
 
+@needs_ops
+def test_returns_that_are_arguments_are_the_callers_objects(device):
+    # `Tensor(a!)` returns (out variants) give back the caller's own objects, as torch does;
+    # keyword and positional outs, torch tensors, NumPy arrays and opreg tensors alike.
+    x = torch.randn(3, 5, device=device)
+    out = torch.empty(3, 5, device=device)
+    assert opreg.ops.opreg.add.out(x, x, out=out) is out
+    torch.testing.assert_close(out, 2 * x)
+    q = torch.empty(3, 5, dtype=torch.int8, device=device)
+    s = torch.empty(3, 1, device=device)
+    rq, rs = opreg.ops.opreg.per_token_quant.out(x, torch.int8, q=q, scale=s)
+    assert rq is q and rs is s
+    if device == "cpu":
+        a = np.arange(4, dtype=np.float32)
+        o = np.empty(4, np.float32)
+        assert opreg.ops.opreg.add.out(a, a, out=o) is o
+        np.testing.assert_array_equal(o, 2 * a)
+        t = opreg.empty((4,), "float32")
+        assert opreg.ops.opreg.add.out(a, a, out=t) is t
+
+
 def test_strides_and_offsets_are_kept(device):
     base = torch.arange(24, dtype=torch.float32, device=device).reshape(4, 6)
     view = base.t()[1:, ::2]  # non-contiguous, storage offset
@@ -170,14 +191,14 @@ def test_argument_objects_are_reused_but_never_while_kept():
     assert cached >= 2  # both arguments' tensor objects wait for the next call
     opreg.ops.opreg.add(a, a.copy())
     assert opreg._C._recycled_tensors_cached() == cached
-    # An out= result aliases its argument: that tensor is kept, not recycled, and stays valid
-    # while later calls reuse the others.
+    # An out= result is the caller's `out` object itself (as in torch), so its opreg tensor is
+    # given back like the others; the result stays valid while later calls reuse them.
     opreg.ops.opreg.linear(torch.ones(2, 4), torch.ones(3, 4), torch.ones(3))  # 3 cached
     before = opreg._C._recycled_tensors_cached()
     out = torch.zeros(4)
     r = opreg.ops.opreg.add.out(x, x, out=out)
-    assert r.data_ptr() == out.data_ptr()
-    assert opreg._C._recycled_tensors_cached() == before - 1  # 3 taken, 2 given back
+    assert r is out
+    assert opreg._C._recycled_tensors_cached() == before  # 3 taken, 3 given back
     del out
     gc.collect()
     for _ in range(10):
@@ -259,6 +280,21 @@ def test_wrong_dtype_names_op_and_argument(device):
                                  torch.ones(4, device=device), 1e-6)
     with pytest.raises(TypeError, match=r"\[opreg::add\] argument 'other' \(#1\)"):
         opreg.ops.opreg.add(torch.ones(2, device=device), "not a tensor")
+
+
+@needs_ops
+def test_a_tensor_its_producer_will_not_export_names_op_and_argument():
+    # torch refuses to export a meta tensor, NumPy a byte-swapped array: the error says which op
+    # and argument, and keeps only the producer's first line (torch's has a C++ backtrace).
+    meta = torch.empty(4, 16, device="meta")
+    with pytest.raises(ValueError, match=r"\[opreg::rms_norm\] argument 'input' \(#0\): .*"
+                                         r"torch\.Tensor refused: .*meta") as info:
+        opreg.ops.opreg.rms_norm(meta, torch.empty(16, device="meta"), 1e-6)
+    assert "\n" not in str(info.value)
+    swapped = np.zeros(3, dtype=">f4")
+    with pytest.raises(ValueError, match=r"\[opreg::add\] argument 'self' \(#0\): .*"
+                                         r"numpy\.ndarray refused: .*byte order"):
+        opreg.ops.opreg.add(swapped, np.zeros(3, np.float32))
 
 
 def test_fast_import_is_used_for_torch_and_numpy():

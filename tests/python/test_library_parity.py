@@ -78,3 +78,50 @@ def test_register_fake_on_an_out_overload():
     assert g.num_nodes == 1
     assert "Meta" in opreg.dump_op(f"{ns}::f.out")
     lib._destroy()
+
+
+def test_module_level_functions_of_torch_library():
+    # opreg.library.define / impl / register_fake / register_kernel, with torch.library's
+    # names, argument order and decorator forms.
+    ns = _ns_name()
+    opreg.library.define(f"{ns}::twice", "(Tensor x) -> Tensor", tags=("pt2_compliant_tag",))
+    opreg.library.define(f"{ns}::twice.scaled", "(Tensor x, float a) -> Tensor")
+
+    @opreg.library.impl(f"{ns}::twice", "cpu")
+    def _(x):
+        return np.asarray(x) * 2
+
+    opreg.library.register_kernel(f"{ns}::twice.scaled", ["cpu"],
+                                  lambda x, a: np.asarray(x) * 2 * a)
+
+    @opreg.library.register_fake(f"{ns}::twice")
+    def _(x):
+        return opreg.empty_like(x)
+
+    x = np.arange(3, dtype=np.float32)
+    packet = getattr(opreg.ops, ns).twice
+    np.testing.assert_array_equal(packet(x), 2 * x)
+    np.testing.assert_array_equal(packet.scaled(x, 3.0), 6 * x)
+    assert packet(opreg.empty((4,), device="meta")).shape == (4,)
+    assert "pt2_compliant_tag" in packet.default.tags
+    # An op object works where a name does; "default" is the composite kernel of every backend.
+    opreg.library.define(f"{ns}::tenfold", "(Tensor x) -> Tensor")
+    opreg.library.impl(getattr(opreg.ops, ns).tenfold.default, "default",
+                       lambda x: np.asarray(x) * 10)
+    np.testing.assert_array_equal(getattr(opreg.ops, ns).tenfold(x), 10 * x)
+    assert opreg.library.custom_op is opreg.custom_op and opreg.library.Tag is opreg.Tag
+    assert opreg.library.infer_schema is opreg.infer_schema
+    with pytest.raises(ValueError, match="expected a qualified op name 'namespace::name', "
+                                         "got 'twice'"):
+        opreg.library.define("twice", "(Tensor x) -> Tensor")
+
+
+def test_module_level_functions_take_a_library():
+    # lib= registers into that Library, so its destruction undoes them.
+    ns = _ns_name()
+    lib = opreg.Library(ns, "FRAGMENT")
+    opreg.library.define(f"{ns}::neg", "(Tensor x) -> Tensor", lib=lib)
+    opreg.library.impl(f"{ns}::neg", "cpu", lambda x: -np.asarray(x), lib=lib)
+    assert f"{ns}::neg" in opreg.list_ops()
+    lib._destroy()
+    assert f"{ns}::neg" not in opreg.list_ops()

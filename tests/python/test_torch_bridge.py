@@ -199,6 +199,32 @@ def test_autograd_through_a_user_op(device):
     lib._destroy()
 
 
+def test_custom_op_def_register_autograd():
+    # torch's CustomOpDef.register_autograd, on an opreg.custom_op.
+    ns = f"bridge_ns{next(_ns)}"
+
+    @opreg.custom_op(f"{ns}::cube", mutates_args=())
+    def cube(x: opreg.Tensor) -> opreg.Tensor:
+        return np.asarray(x) ** 3
+
+    @cube.register_fake
+    def _(x):
+        return opreg.empty_like(x)
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 3 * x * x
+
+    cube.register_autograd(backward, setup_context=setup_context)
+    x = torch.tensor([1.0, 2.0, -3.0], requires_grad=True)
+    getattr(torch.ops, ns).cube(x).sum().backward()
+    torch.testing.assert_close(x.grad, 3 * x.detach() ** 2)
+    cube._destroy()
+
+
 @needs_ops
 def test_no_backward_raises_torchs_error(device):
     x = torch.randn(3, requires_grad=True, device=device)
@@ -217,6 +243,67 @@ def test_torch_op_errors_name_op_and_argument(device):
                              r"expected dtype f32, f16 or bf16, got i64"):
         torch.ops.opreg.rms_norm(torch.ones(2, 4, dtype=torch.int64, device=device),
                                  torch.ones(4, device=device), 1e-6)
+
+
+@needs_ops
+def test_none_for_a_tensor_through_torch_ops_names_op_and_argument():
+    # torch.ops passes None for a `Tensor` as an undefined tensor; the C++ kernel says so.
+    with pytest.raises((TypeError, RuntimeError),
+                       match=r"\[opreg::rms_norm\] argument 'input' \(#0\): expected Tensor, "
+                             r"got None"):
+        torch.ops.opreg.rms_norm(None, torch.ones(4), 1e-6)
+
+
+def _silu_and_mul_library(meta_kernel):
+    """A vLLM-style op: writes its result into `out`, returns nothing, CPU kernel only (and a
+    Meta kernel that checks the shapes when `meta_kernel`)."""
+    ns = f"bridge_ns{next(_ns)}"
+    lib = opreg.Library(ns, "DEF")
+    lib.define("silu_and_mul(Tensor(a!) out, Tensor x) -> ()")
+
+    def cpu(out, x):
+        x = np.asarray(x)
+        d = x.shape[-1] // 2
+        np.asarray(out)[...] = x[..., :d] / (1 + np.exp(-x[..., :d])) * x[..., d:]
+
+    def meta(out, x):
+        if tuple(out.shape) != (x.shape[0], x.shape[1] // 2):
+            raise ValueError(f"silu_and_mul: out has shape {tuple(out.shape)}, expected "
+                             f"{(x.shape[0], x.shape[1] // 2)}")
+
+    lib.impl("silu_and_mul", cpu, "CPU")
+    if meta_kernel:
+        lib.impl("silu_and_mul", meta, "Meta")
+    return ns, lib
+
+
+@pytest.mark.parametrize("meta_kernel", [False, True], ids=["no_meta_kernel", "meta_kernel"])
+def test_ops_returning_nothing_compile_with_dynamic_sizes(meta_kernel):
+    # Such an op needs no Meta kernel (torch's own fake for it checks nothing either), and its
+    # fake reads the sizes without guards: one graph serves every batch size.
+    ns, lib = _silu_and_mul_library(meta_kernel)
+    op = getattr(torch.ops, ns).silu_and_mul
+
+    def f(x):
+        out = torch.empty(x.shape[0], x.shape[1] // 2)
+        op(out, x)
+        return out + 1
+
+    counter = torch._dynamo.testing.CompileCounterWithBackend("aot_eager")
+    g = torch.compile(f, fullgraph=True, backend=counter, dynamic=True)
+    for n in (3, 5, 9, 17):
+        x = torch.randn(n, 8)
+        torch.testing.assert_close(g(x), torch.nn.functional.silu(x[:, :4]) * x[:, 4:] + 1)
+    assert counter.frame_count == 1
+    _no_graph_break()
+    result = opreg.opcheck(f"{ns}::silu_and_mul", (torch.empty(4, 3), torch.randn(4, 6)))
+    assert set(result.values()) == {"SUCCESS"}, result
+    if meta_kernel:  # the Meta kernel still checks the arguments while tracing
+        bad = torch.compile(lambda x: op(torch.empty(x.shape[0], 3), x), fullgraph=True,
+                            backend="aot_eager")
+        with pytest.raises(Exception, match="out has shape"):
+            bad(torch.randn(4, 8))
+    lib._destroy()
 
 
 def test_names_torch_already_has_are_skipped_with_a_reason():
