@@ -46,14 +46,17 @@ def test_every_opreg_op_is_a_torch_op(device):
 
 
 @needs_ops
-def test_out_variant_returns_the_out_tensor(device):
+@pytest.mark.parametrize("ops", ["torch.ops", "opreg.ops"])
+def test_out_variant_returns_the_out_tensor(ops, device):
+    # Through torch.ops and opreg.ops alike, an out variant returns the very `out` objects.
+    namespace = (torch.ops if ops == "torch.ops" else opreg.ops).opreg
     x = torch.randn(3, 5, device=device)
     out = torch.empty(3, 5, device=device)
-    assert torch.ops.opreg.add.out(x, x, out=out) is out
+    assert namespace.add.out(x, x, out=out) is out
     torch.testing.assert_close(out, 2 * x)
     q = torch.empty(3, 5, dtype=torch.int8, device=device)
     s = torch.empty(3, 1, device=device)
-    rq, rs = torch.ops.opreg.per_token_quant.out(x, torch.int8, q=q, scale=s)
+    rq, rs = namespace.per_token_quant.out(x, torch.int8, q=q, scale=s)
     assert rq is q and rs is s
 
 
