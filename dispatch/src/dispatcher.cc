@@ -274,19 +274,32 @@ void Dispatcher::RecomputeTableLocked(OperatorEntry& entry) {
     if (chosen == nullptr && key != DispatchKey::kMeta && entry.out_resolution_ != nullptr) {
       entry.table_source_[i] = StrCat("through out variant ", entry.out_variant_->link.out.str(),
                                       " (meta function, then out kernel)");
+      entry.table_origin_[i] = KernelOrigin::kOutVariant;
       entry.table_[i].store(entry.out_resolution_, std::memory_order_release);
       continue;
     }
     std::string source;
-    if (chosen == nullptr) chosen = newest(DispatchKey::kCompositeExplicit);
-    if (chosen == nullptr) chosen = newest(DispatchKey::kCompositeImplicit);
+    KernelOrigin origin = KernelOrigin::kOwnKey;
+    if (chosen == nullptr) {
+      chosen = newest(DispatchKey::kCompositeExplicit);
+      origin = KernelOrigin::kCompositeExplicit;
+    }
+    if (chosen == nullptr) {
+      chosen = newest(DispatchKey::kCompositeImplicit);
+      origin = chosen != nullptr && !chosen->key ? KernelOrigin::kCatchAll
+                                                 : KernelOrigin::kCompositeImplicit;
+    }
     if (chosen != nullptr) {
       source = StrCat(DispatchKeyName(chosen->EffectiveKey()), " kernel ", Loc(chosen->where));
     } else if (!fallbacks_[i].empty()) {
       chosen = &fallbacks_[i].back();
       source = StrCat("fallback ", Loc(chosen->where));
+      origin = KernelOrigin::kFallback;
+    } else {
+      origin = KernelOrigin::kNone;
     }
     entry.table_source_[i] = std::move(source);
+    entry.table_origin_[i] = origin;
     entry.table_[i].store(chosen != nullptr ? &chosen->kernel : nullptr, std::memory_order_release);
   }
 }

@@ -71,6 +71,19 @@ std::vector<OperatorName> Dispatcher::ListOps() const {
   return names;
 }
 
+absl::StatusOr<KernelOrigin> Dispatcher::KernelOriginOf(std::string_view qualified_name,
+                                                         DispatchKey key) const {
+  if (!IsRuntimeKey(key)) {
+    return absl::InvalidArgumentError(StrCat("KernelOriginOf(", qualified_name, "): ",
+                                             DispatchKeyName(key),
+                                             " is not a runtime key (expected CPU, CUDA or Meta)"));
+  }
+  absl::StatusOr<OperatorHandle> op = FindOpOrError(qualified_name);
+  if (!op.ok()) return op.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  return op->entry().table_origin_[static_cast<int>(key)];
+}
+
 absl::StatusOr<std::string> Dispatcher::DumpOp(std::string_view qualified_name) const {
   absl::StatusOr<OperatorHandle> op = FindOpOrError(qualified_name);
   if (!op.ok()) return op.status();

@@ -121,6 +121,28 @@ void InitIntrospection(py::module_& m) {
       "Schema, where it was defined, kernels per key, dispatch table, out link, symmetric "
       "memory arguments.");
   m.def(
+      "_kernel_origin",
+      [](const std::string& name, const std::string& key) -> const char* {
+        std::optional<DispatchKey> k = ParseDispatchKey(key);
+        if (!k) throw Error(ErrorKind::kValue, "unknown dispatch key '" + key + "'");
+        absl::StatusOr<KernelOrigin> origin = Dispatcher::Get().KernelOriginOf(name, *k);
+        CheckStatus(origin.status());
+        switch (*origin) {
+          case KernelOrigin::kNone: return "none";
+          case KernelOrigin::kOwnKey: return "own";
+          case KernelOrigin::kCompositeExplicit: return "composite_explicit";
+          case KernelOrigin::kCompositeImplicit: return "composite_implicit";
+          case KernelOrigin::kCatchAll: return "catch_all";
+          case KernelOrigin::kFallback: return "fallback";
+          case KernelOrigin::kOutVariant: return "out_variant";
+        }
+        return "none";
+      },
+      py::arg("name"), py::arg("key"),
+      "What serves an op's calls with a runtime key: 'own' (a kernel for that key), "
+      "'composite_explicit', 'composite_implicit', 'catch_all', 'fallback', 'out_variant' or "
+      "'none'.");
+  m.def(
       "schema",
       [](const std::string& name) { return Dispatcher::Get().FindOpOrThrow(name).schema().str(); },
       py::arg("name"), "The canonical schema of an op.");

@@ -167,6 +167,42 @@ TEST_CASE("composite kernels serve every backend; direct kernels win", "[dispatc
   CHECK(op.call(Cpu(), 1).at({0}) == 101.0);  // deregistration restores the composite
 }
 
+TEST_CASE("KernelOriginOf says what serves each runtime key", "[dispatch]") {
+  using opreg::KernelOrigin;
+  Fixture f;
+  Dispatcher& d = Dispatcher::Get();
+  auto origin = [&](DispatchKey key) { return *d.KernelOriginOf("dtest::g", key); };
+  f.lib.def("g(Tensor x, int k) -> Tensor");
+  CHECK(origin(DispatchKey::kMeta) == KernelOrigin::kNone);
+  {
+    Library any(Library::FRAGMENT, "dtest", std::nullopt, "any.cc", 1);
+    any.impl("g", &CompositeKernel);  // no key: a catch-all
+    CHECK(origin(DispatchKey::kMeta) == KernelOrigin::kCatchAll);
+    Library implicit(Library::IMPL, "dtest", DispatchKey::kCompositeImplicit, "ci.cc", 1);
+    implicit.impl("g", &CompositeKernel);
+    CHECK(origin(DispatchKey::kMeta) == KernelOrigin::kCompositeImplicit);
+    Library expl(Library::IMPL, "dtest", DispatchKey::kCompositeExplicit, "ce.cc", 1);
+    expl.impl("g", &CompositeKernel);
+    CHECK(origin(DispatchKey::kMeta) == KernelOrigin::kCompositeExplicit);
+    Library meta(Library::IMPL, "dtest", DispatchKey::kMeta, "meta.cc", 1);
+    meta.impl("g", &MetaKernel);
+    CHECK(origin(DispatchKey::kMeta) == KernelOrigin::kOwnKey);
+    CHECK(origin(DispatchKey::kCPU) == KernelOrigin::kCompositeExplicit);
+  }
+  {
+    Library fb(Library::IMPL, "_", DispatchKey::kMeta, "fb.cc", 1);
+    fb.fallback([](const OperatorHandle&, Stack*) {});
+    CHECK(origin(DispatchKey::kMeta) == KernelOrigin::kFallback);
+  }
+  CHECK(origin(DispatchKey::kMeta) == KernelOrigin::kNone);  // every registration gone again
+  CHECK_THAT(std::string(d.KernelOriginOf("dtest::g", DispatchKey::kCompositeExplicit)
+                             .status()
+                             .message()),
+             Catch::Contains("not a runtime key"));
+  CHECK(d.KernelOriginOf("dtest::nope", DispatchKey::kMeta).status().code() ==
+        absl::StatusCode::kNotFound);
+}
+
 TEST_CASE("overriding a kernel warns; removing the new one restores the old", "[dispatch]") {
   Fixture f;
   f.lib.def("f(Tensor x, int k) -> Tensor").impl("f", DispatchKey::kCPU, &CpuKernel);

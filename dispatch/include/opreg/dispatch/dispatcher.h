@@ -193,6 +193,12 @@ class Dispatcher {
   // A report of one op: schema, where it was defined, kernels per key with their locations,
   // the computed dispatch table, out-variant link and symmetric-memory arguments.
   absl::StatusOr<std::string> DumpOp(std::string_view qualified_name) const;
+  // What serves calls of a defined op with runtime key `key` (a kernel registered for it, a
+  // composite or catch-all kernel, a fallback, ...): lets a caller tell whether the Meta key
+  // runs code written for meta tensors. NotFound for an unknown op; InvalidArgument for a key
+  // that is not a runtime key.
+  absl::StatusOr<KernelOrigin> KernelOriginOf(std::string_view qualified_name,
+                                              DispatchKey key) const;
 
   // ---- Registration ----
   struct DefineOptions {

@@ -59,6 +59,17 @@ struct SymmMemArgsInfo {
   SourceLocation where;
 };
 
+// What serves one runtime key of an op's dispatch table (Dispatcher::KernelOriginOf).
+enum class KernelOrigin : uint8_t {
+  kNone,               // no kernel: calls throw kNotImplemented
+  kOwnKey,             // a kernel registered for that very key
+  kCompositeExplicit,  // a CompositeExplicit kernel (one kernel for every backend)
+  kCompositeImplicit,  // a kernel registered for CompositeImplicit (written in terms of ops)
+  kCatchAll,           // a kernel registered without a key
+  kFallback,           // the key's fallback
+  kOutVariant,         // the functional op runs through its linked out variant
+};
+
 class OperatorEntry {
  public:
   explicit OperatorEntry(OperatorName name) : name_(std::move(name)) {
@@ -99,6 +110,7 @@ class OperatorEntry {
   std::list<KernelRegistration> retired_kernels_;
   // Where each table slot's kernel came from ("CPU kernel registered at f.cc:3", "fallback").
   std::array<std::string, kNumRuntimeKeys> table_source_;
+  std::array<KernelOrigin, kNumRuntimeKeys> table_origin_{};
   // The C++ signature every unboxed kernel of this op shares, with the first registration.
   std::optional<CppSignature> cpp_signature_;
   SourceLocation cpp_signature_where_;
