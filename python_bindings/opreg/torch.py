@@ -26,7 +26,9 @@ Each torch op gets:
   so `torch.compile`, with any backend) needs no hand-written shape function. An op whose
   returns are all arguments (`-> ()`, as vLLM's kernels are) needs no Meta kernel, and its
   dynamic sizes stay dynamic; an op that returns new tensors has its sizes specialised to each
-  example traced (opreg's Meta kernels compute concrete shapes), so dynamic sizes recompile;
+  example traced (opreg's Meta kernels compute concrete shapes), so dynamic sizes recompile,
+  unless `register_fake(op, func)` gives it a torch-level fake (FakeTensors in, symbolic
+  sizes kept), as vLLM's Python wrappers do for its kernels;
 - mutation and aliasing from the schema: `Tensor(a!)` arguments are mutated in place and an
   out variant returns the very `out` tensor it was given, as torch requires.
 
@@ -38,6 +40,7 @@ and listed in `skipped()` with the reason. This module needs torch; opreg itself
 """
 from __future__ import annotations
 
+import operator
 import os
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -46,7 +49,8 @@ import torch
 
 from . import _C, returning_opreg_tensors
 
-__all__ = ["python_kernels", "register_autograd", "registered", "skipped", "sync", "to_torch_op"]
+__all__ = ["python_kernels", "register_autograd", "register_fake", "registered", "skipped", "sync",
+           "to_torch_op"]
 
 _lock = threading.RLock()
 _libs: Dict[str, torch.library.Library] = {}
@@ -133,6 +137,10 @@ def _torch_dtype(name: str) -> torch.dtype:
     return dt
 
 
+class _NoHint(Exception):
+    """A size of the traced example has no value (a data-dependent size)."""
+
+
 def _size_hint(d: Any) -> Optional[int]:
     """The value a symbolic size has in the example being traced, read without adding a guard
     (None for a data-dependent size, which has none); a plain int as it is."""
@@ -140,7 +148,32 @@ def _size_hint(d: Any) -> Optional[int]:
         return d
     node = getattr(d, "node", None)
     hint = getattr(node, "hint", None) if node is not None else None
-    return int(hint) if hint is not None else None
+    if isinstance(hint, int):
+        return hint
+    if hint is None or isinstance(hint, torch.SymInt):  # converting a SymInt would guard
+        return None
+    try:
+        return operator.index(hint)  # a sympy Integer, say
+    except TypeError:
+        return None
+
+
+# What may serve an opreg op's Meta key while torch traces: a kernel written for Meta, a
+# CompositeImplicit kernel (made of other ops, each with its own Meta kernel) or a Meta fallback.
+# A CompositeExplicit or catch-all kernel is real code for real memory: on meta tensors it could
+# write through a null pointer, so it never runs there.
+_META_SAFE = frozenset({"own", "composite_implicit", "fallback"})
+
+
+def _meta_origin(opreg_op: Any) -> str:
+    """What serves the op's Meta key now ('own', 'catch_all', ...): asked at each trace, since a
+    Meta kernel may be registered after the op became a torch op."""
+    return _C._kernel_origin(opreg_op.name, "Meta")
+
+
+# Torch-level fakes given with register_fake, by "ns::name[.overload]": used in place of the
+# fake derived from the op's Meta kernel.
+_torch_fakes: Dict[str, Callable[..., Any]] = {}
 
 
 def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]:
@@ -151,7 +184,9 @@ def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]
     no shape comes out of the Meta kernel: it runs only to check the arguments, on the sizes of
     the example being traced read without guards, so symbolic (dynamic) sizes stay symbolic. An
     op of that kind without a Meta kernel gets no checks, as torch's own fake for such ops. Ops
-    with new tensors as returns need their shapes: their sizes are specialised to the example's.
+    with new tensors as returns need their shapes: their sizes are specialised to the example's,
+    and an op whose Meta key is not served by code for meta tensors (_META_SAFE) raises
+    NotImplementedError naming the op.
     """
     aliased = _aliased_returns(schema)
     single = len(schema.returns) == 1
@@ -169,12 +204,12 @@ def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]
         if isinstance(v, torch.Tensor):
             shape = [_size_hint(d) for d in v.shape]
             if any(d is None for d in shape):
-                raise LookupError("data-dependent size")
+                raise _NoHint()
             return _C.empty(shape, str(v.dtype), "meta")
         if isinstance(v, torch.SymInt):
             h = _size_hint(v)
             if h is None:
-                raise LookupError("data-dependent size")
+                raise _NoHint()
             return h
         if isinstance(v, (list, tuple)) and any(isinstance(e, (torch.Tensor, torch.SymInt))
                                                 for e in v):
@@ -200,24 +235,35 @@ def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]
         return t
 
     def check_only(args: Sequence[Any], kwargs: Dict[str, Any]) -> None:
+        if _meta_origin(opreg_op) not in _META_SAFE:
+            return  # no Meta kernel: nothing checks the arguments, as in torch's fake for the op
         try:
             meta_args = [to_meta_unguarded(a) for a in args]
             meta_kwargs = {k: to_meta_unguarded(v) for k, v in kwargs.items()}
-        except LookupError:  # a data-dependent size: nothing to check it against
+        except _NoHint:  # a data-dependent size: nothing to check it against
             return
         try:
             with returning_opreg_tensors():
                 opreg_op(*meta_args, **meta_kwargs)
         except NotImplementedError:
-            pass  # no Meta kernel: nothing checks the arguments, as in torch's fake for the op
+            pass  # a composite kernel calls an op without a Meta kernel: nothing to check with
 
     def fake(*args: Any, **kwargs: Any) -> Any:
+        given = _torch_fakes.get(qualified)
+        if given is not None:
+            return given(*args, **kwargs)
         if not needs_shapes:
             check_only(args, kwargs)
             if not schema.returns:
                 return None
             results = [_argument(schema, i, args, kwargs) for i in aliased]
             return results[0] if single else tuple(results)
+        origin = _meta_origin(opreg_op)
+        if origin not in _META_SAFE:
+            raise NotImplementedError(
+                f"[{opreg_op.name}] tracing (torch.compile, FakeTensor) needs the shapes of its "
+                f"returns, and the op has no Meta kernel (its Meta key: {origin}): register one "
+                f"(opreg.library.register_fake, or a Meta kernel in C++)")
         meta_args = [to_meta(a) for a in args]
         meta_kwargs = {k: to_meta(v) for k, v in kwargs.items()}
         with returning_opreg_tensors():
@@ -399,6 +445,35 @@ def to_torch_op(op: Any) -> Any:
     return _registered[qualified]
 
 
+def _qualified_of(torch_op: Any) -> str:
+    """"ns::name" or "ns::name.overload" of a torch OpOverload."""
+    overload = torch_op._overloadname
+    return torch_op._schema.name + (f".{overload}" if overload != "default" else "")
+
+
+def register_fake(op: Any, func: Optional[Callable[..., Any]] = None, /) -> Any:
+    """A torch-level fake for an opreg op's torch op, as torch.library.register_fake's: `func`
+    gets torch FakeTensors, whose sizes stay symbolic under dynamic shapes, and returns torch
+    tensors. It replaces the fake derived from the op's Meta kernel, which specialises the sizes
+    of ops that return new tensors (each new batch size compiles again, and a size marked with
+    torch._dynamo.mark_dynamic is refused). A decorator without `func`.
+
+    Raises RuntimeError when the op is not a torch op (as to_torch_op), ValueError for an op
+    whose returns are all its arguments: its fake needs no shapes and keeps sizes symbolic."""
+    torch_op = to_torch_op(op)
+    qualified = _qualified_of(torch_op)
+    if not any(i is None for i in _aliased_returns(torch_op._schema)):
+        raise ValueError(f"[{qualified}] every return is an argument: its fake needs no shapes, "
+                         f"and sizes stay symbolic without a fake of your own")
+
+    def register(f: Callable[..., Any]) -> Callable[..., Any]:
+        with _lock:
+            _torch_fakes[qualified] = f
+        return f
+
+    return register if func is None else register(func)
+
+
 def register_autograd(op: Any, backward: Callable[..., Any], *,
                       setup_context: Optional[Callable[..., Any]] = None) -> None:
     """torch.library.register_autograd for an opreg op: gradients flow through its torch op.
@@ -406,8 +481,7 @@ def register_autograd(op: Any, backward: Callable[..., Any], *,
     backward(ctx, *grads) returns one gradient per input (None for non-tensors);
     setup_context(ctx, inputs, output) saves what backward needs."""
     torch_op = to_torch_op(op)
-    qualified = torch_op._schema.name + (f".{torch_op._overloadname}"
-                                         if torch_op._overloadname != "default" else "")
+    qualified = _qualified_of(torch_op)
     with _lock:
         default = _default_autograd.pop(qualified, None)
         if default is not None:

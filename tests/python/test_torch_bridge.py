@@ -257,14 +257,17 @@ def test_none_for_a_tensor_through_torch_ops_names_op_and_argument():
         torch.ops.opreg.rms_norm(None, torch.ones(4), 1e-6)
 
 
-def _silu_and_mul_library(meta_kernel):
-    """A vLLM-style op: writes its result into `out`, returns nothing, CPU kernel only (and a
-    Meta kernel that checks the shapes when `meta_kernel`)."""
+def _silu_and_mul_library(meta_kernel, kernel_key="CPU"):
+    """A vLLM-style op: writes its result into `out`, returns nothing, one real kernel for
+    `kernel_key` (and a Meta kernel that checks the shapes when `meta_kernel`). The real kernel
+    records the device of every call it gets, in `lib.seen`."""
     ns = f"bridge_ns{next(_ns)}"
     lib = opreg.Library(ns, "DEF")
     lib.define("silu_and_mul(Tensor(a!) out, Tensor x) -> ()")
+    lib.seen = []
 
-    def cpu(out, x):
+    def kernel(out, x):
+        lib.seen.append(str(x.device))
         x = np.asarray(x)
         d = x.shape[-1] // 2
         np.asarray(out)[...] = x[..., :d] / (1 + np.exp(-x[..., :d])) * x[..., d:]
@@ -274,17 +277,20 @@ def _silu_and_mul_library(meta_kernel):
             raise ValueError(f"silu_and_mul: out has shape {tuple(out.shape)}, expected "
                              f"{(x.shape[0], x.shape[1] // 2)}")
 
-    lib.impl("silu_and_mul", cpu, "CPU")
+    lib.impl("silu_and_mul", kernel, kernel_key)
     if meta_kernel:
         lib.impl("silu_and_mul", meta, "Meta")
     return ns, lib
 
 
-@pytest.mark.parametrize("meta_kernel", [False, True], ids=["no_meta_kernel", "meta_kernel"])
-def test_ops_returning_nothing_compile_with_dynamic_sizes(meta_kernel):
+@pytest.mark.parametrize("meta_kernel,kernel_key",
+                         [(False, "CPU"), (True, "CPU"), (False, "CompositeExplicit")],
+                         ids=["no_meta_kernel", "meta_kernel", "composite_explicit_kernel"])
+def test_ops_returning_nothing_compile_with_dynamic_sizes(meta_kernel, kernel_key):
     # Such an op needs no Meta kernel (torch's own fake for it checks nothing either), and its
-    # fake reads the sizes without guards: one graph serves every batch size.
-    ns, lib = _silu_and_mul_library(meta_kernel)
+    # fake reads the sizes without guards: one graph serves every batch size. A kernel for every
+    # backend (CompositeExplicit) is real code: tracing never runs it on meta tensors.
+    ns, lib = _silu_and_mul_library(meta_kernel, kernel_key)
     op = getattr(torch.ops, ns).silu_and_mul
 
     def f(x):
@@ -301,11 +307,76 @@ def test_ops_returning_nothing_compile_with_dynamic_sizes(meta_kernel):
     _no_graph_break()
     result = opreg.opcheck(f"{ns}::silu_and_mul", (torch.empty(4, 3), torch.randn(4, 6)))
     assert set(result.values()) == {"SUCCESS"}, result
+    assert lib.seen and set(lib.seen) == {"cpu"}, lib.seen
     if meta_kernel:  # the Meta kernel still checks the arguments while tracing
         bad = torch.compile(lambda x: op(torch.empty(x.shape[0], 3), x), fullgraph=True,
-                            backend="aot_eager")
+                            backend="aot_eager", dynamic=True)
         with pytest.raises(Exception, match="out has shape"):
             bad(torch.randn(4, 8))
+    lib._destroy()
+
+
+def test_tracing_an_op_with_new_returns_needs_a_meta_kernel():
+    # Its fake needs the returns' shapes; a kernel for every backend is not run on meta tensors
+    # to get them: the error names the op and what to register.
+    ns = f"bridge_ns{next(_ns)}"
+    lib = opreg.Library(ns, "DEF")
+    lib.define("twice(Tensor x) -> Tensor")
+    seen = []
+
+    def kernel(x):
+        seen.append(str(x.device))
+        return np.asarray(x) * 2
+
+    lib.impl("twice", kernel, "CompositeExplicit")
+    op = getattr(torch.ops, ns).twice
+    x = torch.randn(3)
+    torch.testing.assert_close(op(x), x * 2)
+    g = torch.compile(lambda x: op(x) + 1, fullgraph=True, backend="aot_eager")
+    with pytest.raises(Exception, match=rf"\[{ns}::twice\].*no Meta kernel.*register_fake"):
+        g(x)
+    assert set(seen) == {"cpu"}, seen
+    lib._destroy()
+
+
+def test_a_torch_level_fake_keeps_the_sizes_of_new_returns_dynamic():
+    # The fake derived from a Meta kernel specialises the sizes of new returns, which torch
+    # refuses for a size marked dynamic; opreg.torch.register_fake's fake keeps them symbolic.
+    ns = f"bridge_ns{next(_ns)}"
+    lib = opreg.Library(ns, "DEF")
+    lib.define("scaled(Tensor x, Tensor w) -> Tensor")
+    lib.impl("scaled", lambda x, w: np.asarray(x) * np.asarray(w), "CPU")
+    lib.impl("scaled", lambda x, w: opreg.empty_like(x), "Meta")
+    op = getattr(torch.ops, ns).scaled
+    w = torch.randn(8)
+
+    def f(x):
+        return op(x, w) + 1
+
+    def marked(n):
+        x = torch.randn(n, 8)
+        torch._dynamo.mark_dynamic(x, 0)
+        return x
+
+    with pytest.raises(Exception, match="marked .* as dynamic but your code specialized it"):
+        torch.compile(f, fullgraph=True, backend="aot_eager")(marked(4))
+    torch._dynamo.reset()
+    opreg_torch.register_fake(f"{ns}::scaled", lambda x, w: torch.empty_like(x))
+    counter = torch._dynamo.testing.CompileCounterWithBackend("aot_eager")
+    g = torch.compile(f, fullgraph=True, backend=counter)
+    for n in (4, 5, 9, 17):
+        x = marked(n)
+        torch.testing.assert_close(g(x), x * w + 1)
+    assert counter.frame_count == 1
+    _no_graph_break()
+    result = opreg.opcheck(f"{ns}::scaled", (torch.randn(3, 8), w))
+    assert set(result.values()) == {"SUCCESS"}, result
+    # An op that returns only its arguments needs none: its own fake keeps sizes symbolic.
+    silu_ns, silu_lib = _silu_and_mul_library(meta_kernel=False)
+    with pytest.raises(ValueError, match=rf"\[{silu_ns}::silu_and_mul\] every return is an "
+                                         r"argument: its fake needs no shapes"):
+        opreg_torch.register_fake(f"{silu_ns}::silu_and_mul", lambda out, x: None)
+    silu_lib._destroy()
     lib._destroy()
 
 
