@@ -450,15 +450,22 @@ py::object FromIValue(const IValue& v) {
   return py::none();
 }
 
-py::object ReturnsToPython(Stack& stack) {
+py::object ReturnsToPython(Stack& stack, const std::vector<ReturnedArgument>& returned) {
+  auto convert = [&](size_t r) -> py::object {
+    if (r < returned.size() && returned[r].object != nullptr && stack[r].isTensor() &&
+        stack[r].toTensor().unsafe_get_impl() == returned[r].tensor.unsafe_get_impl()) {
+      return py::reinterpret_borrow<py::object>(returned[r].object);
+    }
+    return FromIValue(stack[r]);
+  };
   switch (stack.size()) {
     case 0:
       return py::none();
     case 1:
-      return FromIValue(stack[0]);
+      return convert(0);
     default: {
       py::tuple t(stack.size());
-      for (size_t i = 0; i < stack.size(); ++i) t[i] = FromIValue(stack[i]);
+      for (size_t i = 0; i < stack.size(); ++i) t[i] = convert(i);
       return t;
     }
   }

@@ -195,8 +195,17 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
 IValue ToIValueGeneric(py::handle obj);
 // A Python value for a boxed value: opreg.Tensor, int, float, bool, str, None, lists, tuples.
 py::object FromIValue(const IValue& v);
+// A return that aliases an argument (`Tensor(a!)`): the argument's tensor as it went into the
+// call, and the caller's object for it (borrowed for the call; null when there is none).
+struct ReturnedArgument {
+  Tensor tensor;
+  PyObject* object = nullptr;
+};
 // The Python value of an op's returns: None for none, the value for one, a tuple otherwise.
-py::object ReturnsToPython(Stack& stack);
+// Return r is `returned[r].object` itself while it is still that argument's tensor (as torch
+// gives back the very `out` it was passed); a kernel that returned another tensor gets that
+// tensor converted.
+py::object ReturnsToPython(Stack& stack, const std::vector<ReturnedArgument>& returned = {});
 // Converts a Python kernel's result to the op's returns and pushes them.
 void PushReturns(const OperatorHandle& op, py::handle result, Stack* stack);
 // The Tensor of an argument that must be one (opreg.Tensor or DLPack producer).

@@ -43,6 +43,12 @@ class OpOverload {
       if (o.last_import_readonly) CheckWritable(i, args[i]);
     }
     const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+    // Per argument, the caller's object (ops with `Tensor(a!)` returns only: see below).
+    std::vector<PyObject*> objects;
+    if (!aliased_returns_.empty()) {
+      objects.assign(convs_.size(), nullptr);
+      std::copy(args, args + std::min(nargs, objects.size()), objects.begin());
+    }
     if (nkw > 0) {
       std::vector<std::optional<IValue>> slots(convs_.size());
       for (Py_ssize_t k = 0; k < nkw; ++k) {
@@ -60,6 +66,7 @@ class OpOverload {
         }
         slots[i] = ToIValue(py::handle(args[nargs + k]), convs_[i], &op_, i, &o);
         if (o.last_import_readonly) CheckWritable(i, args[nargs + k]);
+        if (!objects.empty()) objects[i] = args[nargs + k];
       }
       const auto& schema_args = def->schema.arguments();
       for (size_t i = nargs; i < slots.size(); ++i) {
@@ -77,15 +84,14 @@ class OpOverload {
     }
     // Ops with `Tensor(a!)` returns (out variants, in-place ops): such a return is the
     // caller's own object, as torch returns the very `out` it was given.
-    std::vector<AliasedReturn> aliased;
-    if (!aliased_returns_.empty()) aliased = AliasedArguments(stack, args, nargs, kwnames);
+    std::vector<ReturnedArgument> returned;
+    if (!aliased_returns_.empty()) returned = ReturnedArguments(stack, objects);
     {
       OriginStreamScope stream;  // CUDA torch tensors: the call runs on torch's current stream
       op_.CallBoxed(&stack);     // fills defaults, checks types, dispatches (or is captured)
     }
     if (GraphCapture* capture = ActiveCapture()) return CaptureResults(capture, op_, stack);
-    if (!aliased.empty()) return ReturnsToPythonAliased(stack, aliased);
-    return ReturnsToPython(stack);
+    return ReturnsToPython(stack, returned);
   }
 
   std::string Name() const { return op_.operator_name().str(); }
@@ -121,20 +127,9 @@ class OpOverload {
     }
     vararg_ = s.is_vararg();
     aliased_returns_.clear();
-    for (const Argument& ret : s.returns()) {
-      int found = -1;
-      if (ret.is_write() && !ret.alias_info()->before_sets().empty()) {
-        const std::string& set = ret.alias_info()->before_sets()[0];
-        for (size_t i = 0; i < s.arguments().size() && found < 0; ++i) {
-          const Argument& a = s.arguments()[i];
-          const auto& sets = a.is_write() ? a.alias_info()->before_sets()
-                                          : std::vector<std::string>{};
-          if (std::find(sets.begin(), sets.end(), set) != sets.end()) {
-            found = static_cast<int>(i);
-          }
-        }
-      }
-      aliased_returns_.push_back(found);
+    for (size_t r = 0; r < s.returns().size(); ++r) {
+      const std::optional<size_t> j = s.ReturnedArgumentIndex(r);
+      aliased_returns_.push_back(j ? static_cast<int>(*j) : -1);
     }
     if (std::all_of(aliased_returns_.begin(), aliased_returns_.end(),
                     [](int j) { return j < 0; })) {
@@ -143,52 +138,17 @@ class OpOverload {
     cached_ = def;
   }
 
-  // For return r: the argument it returns (aliased_returns_[r]) as it went into the call.
-  struct AliasedReturn {
-    const TensorImpl* impl = nullptr;  // the argument's tensor; null: not an argument's
-    PyObject* object = nullptr;        // the caller's object for it (borrowed from the call)
-  };
-
-  std::vector<AliasedReturn> AliasedArguments(const Stack& stack, PyObject* const* args,
-                                              size_t nargs, PyObject* kwnames) const {
-    std::vector<AliasedReturn> out(aliased_returns_.size());
+  // For return r: the argument it returns (aliased_returns_[r]) as it went into the call, with
+  // the caller's object for it (`objects`, per argument).
+  std::vector<ReturnedArgument> ReturnedArguments(const Stack& stack,
+                                                  const std::vector<PyObject*>& objects) const {
+    std::vector<ReturnedArgument> out(aliased_returns_.size());
     for (size_t r = 0; r < aliased_returns_.size(); ++r) {
       const int j = aliased_returns_[r];
       if (j < 0 || static_cast<size_t>(j) >= stack.size() || !stack[j].isTensor()) continue;
-      PyObject* object = nullptr;
-      if (static_cast<size_t>(j) < nargs) {
-        object = args[j];
-      } else if (kwnames != nullptr) {
-        const std::string& name = cached_->schema.arguments()[j].name();
-        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); ++k) {
-          if (py::reinterpret_borrow<py::str>(PyTuple_GET_ITEM(kwnames, k)).cast<std::string>() ==
-              name) {
-            object = args[nargs + k];
-            break;
-          }
-        }
-      }
-      if (object != nullptr) out[r] = {stack[j].toTensor().unsafe_get_impl(), object};
+      if (objects[j] != nullptr) out[r] = {stack[j].toTensor(), objects[j]};
     }
     return out;
-  }
-
-  // ReturnsToPython, with each return that is still its argument's tensor given back as the
-  // caller's object (a kernel that returned another tensor gets that tensor converted).
-  static py::object ReturnsToPythonAliased(Stack& stack,
-                                           const std::vector<AliasedReturn>& aliased) {
-    auto convert = [&](size_t r) -> py::object {
-      if (r < aliased.size() && aliased[r].impl != nullptr && stack[r].isTensor() &&
-          stack[r].toTensor().unsafe_get_impl() == aliased[r].impl) {
-        return py::reinterpret_borrow<py::object>(aliased[r].object);
-      }
-      return FromIValue(stack[r]);
-    };
-    if (stack.empty()) return py::none();
-    if (stack.size() == 1) return convert(0);
-    py::tuple t(stack.size());
-    for (size_t r = 0; r < stack.size(); ++r) t[r] = convert(r);
-    return t;
   }
 
   OperatorHandle op_;

@@ -1,5 +1,7 @@
 #include "opreg/schema/function_schema.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace opreg {
@@ -30,6 +32,20 @@ std::vector<std::string> FunctionSchema::MutatedArgumentNames() const {
 std::optional<size_t> FunctionSchema::ArgumentIndex(std::string_view name) const {
   for (size_t i = 0; i < arguments_.size(); ++i) {
     if (arguments_[i].name() == name) return i;
+  }
+  return std::nullopt;
+}
+
+std::optional<size_t> FunctionSchema::ReturnedArgumentIndex(size_t r) const {
+  if (r >= returns_.size()) return std::nullopt;
+  const Argument& ret = returns_[r];
+  if (!ret.is_write() || ret.alias_info()->before_sets().empty()) return std::nullopt;
+  const std::string& set = ret.alias_info()->before_sets()[0];
+  for (size_t i = 0; i < arguments_.size(); ++i) {
+    const Argument& a = arguments_[i];
+    if (!a.is_write()) continue;
+    const std::vector<std::string>& sets = a.alias_info()->before_sets();
+    if (std::find(sets.begin(), sets.end(), set) != sets.end()) return i;
   }
   return std::nullopt;
 }

@@ -151,6 +151,13 @@ TEST_CASE("out arguments are keyword-only and written", "[schema][parser]") {
   CHECK_FALSE(s.returns()[0].kwarg_only());
   CHECK(s.ArgumentIndex("indices") == 3u);
   CHECK_FALSE(s.ArgumentIndex("nope").has_value());
+  CHECK(s.ReturnedArgumentIndex(0) == 2u);
+  CHECK(s.ReturnedArgumentIndex(1) == 3u);
+  CHECK_FALSE(s.ReturnedArgumentIndex(2).has_value());
+  FunctionSchema inplace = MustParse("add_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
+  CHECK(inplace.ReturnedArgumentIndex(0) == 0u);
+  FunctionSchema view = MustParse("view(Tensor(a) self, int[] size) -> Tensor(a)");
+  CHECK_FALSE(view.ReturnedArgumentIndex(0).has_value());  // an alias, not a written argument
 }
 
 TEST_CASE("default values", "[schema][parser]") {

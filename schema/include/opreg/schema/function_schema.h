@@ -35,6 +35,9 @@ class FunctionSchema {
   std::vector<std::string> MutatedArgumentNames() const;
   // Index of the argument with this name (the first one if names repeat).
   std::optional<size_t> ArgumentIndex(std::string_view name) const;
+  // The written argument that return `r` is: a `Tensor(a!)` return and the first written
+  // argument of its alias set (out variants' outs, in-place ops' self); nullopt otherwise.
+  std::optional<size_t> ReturnedArgumentIndex(size_t r) const;
 
   // Prefixes "ns::" when the name has none.
   void SetNamespaceIfNotSet(std::string_view ns) { name_.SetNamespaceIfNotSet(ns); }
