@@ -120,8 +120,8 @@ const Tensor* ImportedInThisCall(const RecycleScope* recycle, py::handle obj) {
   py::handle type = py::type::handle_of(obj);
   const std::string module = py::str(py::getattr(type, "__module__", py::str("?")));
   const std::string name = py::str(py::getattr(type, "__qualname__", py::str("?")));
-  throw Error(ErrorKind::kValue, StrCat("a tensor its producer can export through DLPack; ",
-                                        module, ".", name, " refused: ", message));
+  throw Error(ErrorKind::kValue, StrCat("expected a tensor its producer can export through "
+                                        "DLPack; ", module, ".", name, " refused: ", message));
 }
 
 // The table's non-owning view (no allocation on the producer's side) when it has one: the
@@ -133,6 +133,10 @@ Tensor ImportThroughApi(py::handle obj, const DLPackExchangeAPI* api, CallOrigin
   if (api->dltensor_from_py_object_no_sync != nullptr) {
     DLTensor dl{};
     if (api->dltensor_from_py_object_no_sync(obj.ptr(), &dl) != 0) {
+      if (!PyErr_Occurred()) {
+        throw Error(ErrorKind::kRuntime, StrCat(Py_TYPE(obj.ptr())->tp_name,
+                                                "'s DLPack exchange failed and set no error"));
+      }
       py::error_already_set e;
       ThrowExportRefused(e, obj);
     }

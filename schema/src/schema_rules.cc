@@ -86,7 +86,8 @@ absl::Status CheckAliasingRule(const FunctionSchema& schema) {
                  ": an op that mutates its inputs must not return them; return () instead. The "
                  "exceptions: in-place ops, named with a trailing '_' (add_), which return "
                  "their mutated self, and out variants, which return their outs (keyword-only "
-                 "Tensor(a!) outs, or positional ones in an op or overload named *_out or out)"));
+                 "Tensor(a!) outs, or, in an op or overload named *_out or out that has no "
+                 "keyword-only outs, positional ones)"));
     }
   }
   return absl::OkStatus();

@@ -28,8 +28,8 @@ std::string SymmError(const std::string& schema, const std::vector<std::string>&
 const std::string kReturnedMutation =
     "an op that mutates its inputs must not return them; return () instead. The exceptions: "
     "in-place ops, named with a trailing '_' (add_), which return their mutated self, and out "
-    "variants, which return their outs (keyword-only Tensor(a!) outs, or positional ones in an "
-    "op or overload named *_out or out)";
+    "variants, which return their outs (keyword-only Tensor(a!) outs, or, in an op or overload "
+    "named *_out or out that has no keyword-only outs, positional ones)";
 
 TEST_CASE("aliasing rule refuses returning a mutated input", "[aliasing]") {
   CHECK(ErrorOf(CheckAliasingRule(MustParse("mylib::f(Tensor(a!) x) -> Tensor(a!)"))) ==
