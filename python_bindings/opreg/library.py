@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import threading
 import weakref
 from types import FrameType
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
@@ -152,6 +153,7 @@ def opcheck(op: Any, args: Tuple[Any, ...], kwargs: Optional[dict] = None, *,
 
 # Per namespace: the FRAGMENT Library of the module-level functions, kept for the process.
 _fragments: Dict[str, Library] = {}
+_fragments_lock = threading.Lock()
 
 # torch.library's device types, and the dispatch keys opreg takes as they are.
 _DEVICE_TYPE_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta",
@@ -180,13 +182,16 @@ def _qualified(op: Any) -> Tuple[str, str]:
 def _library(ns: str, lib: Optional[Library]) -> Library:
     if lib is not None:
         return lib
-    kept = _fragments.get(ns)
-    if kept is None or kept._lib is None:
-        kept = _fragments[ns] = Library(ns, "FRAGMENT")
-    return kept
+    with _fragments_lock:  # two threads registering into one namespace make one Library
+        kept = _fragments.get(ns)
+        if kept is None or kept._lib is None:
+            kept = _fragments[ns] = Library(ns, "FRAGMENT")
+        return kept
 
 
-def _dispatch_keys(types: Union[str, Sequence[str]]) -> list:
+def _dispatch_keys(types: Union[None, str, Sequence[str]]) -> list:
+    if types is None:  # torch's "every device type": one kernel for every backend
+        return ["CompositeExplicitAutograd"]
     keys = []
     for t in [types] if isinstance(types, str) else list(types):
         keys.append(_DEVICE_TYPE_KEYS.get(t, t))  # a dispatch key name passes as it is
@@ -216,10 +221,11 @@ def impl(qualname: Any, types: Union[str, Sequence[str]],
     return register if func is None else register(func)
 
 
-def register_kernel(op: Any, device_types: Union[str, Sequence[str]],
+def register_kernel(op: Any, device_types: Union[None, str, Sequence[str]],
                     func: Optional[Callable[..., Any]] = None, /, *,
                     lib: Optional[Library] = None) -> Any:
-    """torch.library.register_kernel: as `impl`, with torch's argument order."""
+    """torch.library.register_kernel: as `impl`, with torch's argument order; device_types None
+    registers one kernel for every device type (CompositeExplicitAutograd), as torch does."""
     return impl(op, device_types, func, lib=lib)
 
 

@@ -109,6 +109,11 @@ def test_module_level_functions_of_torch_library():
     opreg.library.impl(getattr(opreg.ops, ns).tenfold.default, "default",
                        lambda x: np.asarray(x) * 10)
     np.testing.assert_array_equal(getattr(opreg.ops, ns).tenfold(x), 10 * x)
+    # register_kernel's device_types None is torch's "every device type" too.
+    opreg.library.define(f"{ns}::halve", "(Tensor x) -> Tensor")
+    opreg.library.register_kernel(f"{ns}::halve", None, lambda x: np.asarray(x) / 2)
+    np.testing.assert_array_equal(getattr(opreg.ops, ns).halve(x), x / 2)
+    assert "CompositeExplicit: registered at" in opreg.dump_op(f"{ns}::halve")
     assert opreg.library.custom_op is opreg.custom_op and opreg.library.Tag is opreg.Tag
     assert opreg.library.infer_schema is opreg.infer_schema
     with pytest.raises(ValueError, match="expected a qualified op name 'namespace::name', "
