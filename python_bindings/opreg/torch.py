@@ -180,17 +180,18 @@ def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]
     """A fake implementation that runs the opreg op's Meta kernel on opreg meta tensors of the
     fake tensors' shapes and dtypes, then makes torch tensors of the results' layouts.
 
-    Where every return is an argument (`-> ()`, as vLLM's kernels are, or `Tensor(a!)` returns),
-    no shape comes out of the Meta kernel: it runs only to check the arguments, on the sizes of
-    the example being traced read without guards, so symbolic (dynamic) sizes stay symbolic. An
-    op of that kind without a Meta kernel gets no checks, as torch's own fake for such ops. Ops
-    with new tensors as returns need their shapes: their sizes are specialised to the example's,
-    and an op whose Meta key is not served by code for meta tensors (_META_SAFE) raises
-    NotImplementedError naming the op.
+    An op whose returns alias its arguments never gets one: it is a decomposition onto a `-> ()`
+    companion op (_register_aliasing), so the returns here are all new, or there are none.
+
+    With no returns (`-> ()`, as vLLM's kernels are) no shape comes out of the Meta kernel: it
+    runs only to check the arguments, on the sizes of the example being traced read without
+    guards, so symbolic (dynamic) sizes stay symbolic. An op of that kind without a Meta kernel
+    gets no checks, as torch's own fake for such ops. Ops with returns need their shapes: their
+    sizes are specialised to the example's, and an op whose Meta key is not served by code for
+    meta tensors (_META_SAFE) raises NotImplementedError naming the op. A fake given with
+    register_fake replaces all of this.
     """
-    aliased = _aliased_returns(schema)
-    single = len(schema.returns) == 1
-    needs_shapes = any(i is None for i in aliased)
+    needs_shapes = bool(schema.returns)
 
     def to_meta(v: Any) -> Any:
         if isinstance(v, torch.Tensor):
@@ -254,10 +255,7 @@ def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]
             return given(*args, **kwargs)
         if not needs_shapes:
             check_only(args, kwargs)
-            if not schema.returns:
-                return None
-            results = [_argument(schema, i, args, kwargs) for i in aliased]
-            return results[0] if single else tuple(results)
+            return None
         origin = _meta_origin(opreg_op)
         if origin not in _META_SAFE:
             raise NotImplementedError(
@@ -268,12 +266,7 @@ def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]
         meta_kwargs = {k: to_meta(v) for k, v in kwargs.items()}
         with returning_opreg_tensors():
             result = opreg_op(*meta_args, **meta_kwargs)
-        device = first_device(args, kwargs)
-        results = [result] if single else list(result)
-        for r, i in enumerate(aliased):
-            results[r] = (_argument(schema, i, args, kwargs) if i is not None
-                          else from_meta(results[r], device))
-        return results[0] if single else tuple(results)
+        return from_meta(result, first_device(args, kwargs))
 
     fake.__name__ = f"opreg_fake_{qualified.replace('::', '_').replace('.', '_')}"
     return fake
