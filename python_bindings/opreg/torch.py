@@ -27,7 +27,8 @@ Each torch op gets:
   returns are all arguments (`-> ()`, as vLLM's kernels are) needs no Meta kernel, and its
   dynamic sizes stay dynamic; an op that returns new tensors has its sizes specialised to each
   example traced (opreg's Meta kernels compute concrete shapes), so dynamic sizes recompile,
-  unless `register_fake(op, func)` gives it a torch-level fake (FakeTensors in, symbolic
+  except for the built-in ops, which have symbolic shape rules, and unless
+  `register_fake(op, func)` gives the op a torch-level fake (FakeTensors in, symbolic
   sizes kept), as vLLM's Python wrappers do for its kernels;
 - mutation and aliasing from the schema: `Tensor(a!)` arguments are mutated in place and an
   out variant returns the very `out` tensor it was given, as torch requires.
@@ -48,6 +49,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 
 from . import _C, returning_opreg_tensors
+from ._builtin_shapes import SHAPES as _SYMBOLIC_SHAPES
 
 __all__ = ["python_kernels", "register_autograd", "register_fake", "registered", "skipped", "sync",
            "to_torch_op"]
@@ -188,10 +190,13 @@ def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]
     guards, so symbolic (dynamic) sizes stay symbolic. An op of that kind without a Meta kernel
     gets no checks, as torch's own fake for such ops. Ops with returns need their shapes: their
     sizes are specialised to the example's, and an op whose Meta key is not served by code for
-    meta tensors (_META_SAFE) raises NotImplementedError naming the op. A fake given with
-    register_fake replaces all of this.
+    meta tensors (_META_SAFE) raises NotImplementedError naming the op. The built-in ops have
+    symbolic shape rules (_builtin_shapes): their sizes stay symbolic, the Meta kernel checking
+    the arguments and giving the dtypes on the example's sizes. A fake given with register_fake
+    replaces all of this.
     """
     needs_shapes = bool(schema.returns)
+    single = len(schema.returns) == 1
 
     def to_meta(v: Any) -> Any:
         if isinstance(v, torch.Tensor):
@@ -249,6 +254,29 @@ def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]
         except NotImplementedError:
             pass  # a composite kernel calls an op without a Meta kernel: nothing to check with
 
+    def symbolic(symbolic_shapes: Callable[..., Any], args: Sequence[Any],
+                 kwargs: Dict[str, Any]) -> Any:
+        """Returns of the op's symbolic shapes and its Meta kernel's dtypes; None when a size
+        has no value in the example (the Meta kernel cannot run on it)."""
+        try:
+            meta_args = [to_meta_unguarded(a) for a in args]
+            meta_kwargs = {k: to_meta_unguarded(v) for k, v in kwargs.items()}
+        except _NoHint:
+            return None
+        with returning_opreg_tensors():
+            result = opreg_op(*meta_args, **meta_kwargs)
+        results = [result] if single else list(result)
+        shapes = symbolic_shapes(*args, **kwargs)
+        device = first_device(args, kwargs)
+        out = []
+        for r, shape in zip(results, shapes):
+            if [_size_hint(d) for d in shape] != list(r.shape):
+                raise RuntimeError(
+                    f"[{opreg_op.name}] opreg.torch's symbolic shape {tuple(shape)} differs from "
+                    f"the Meta kernel's {tuple(r.shape)}: a bug in opreg's _builtin_shapes")
+            out.append(torch.empty(shape, dtype=_torch_dtype(r.dtype), device=device))
+        return out[0] if single else tuple(out)
+
     def fake(*args: Any, **kwargs: Any) -> Any:
         given = _torch_fakes.get(qualified)
         if given is not None:
@@ -262,6 +290,11 @@ def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]
                 f"[{opreg_op.name}] tracing (torch.compile, FakeTensor) needs the shapes of its "
                 f"returns, and the op has no Meta kernel (its Meta key: {origin}): register one "
                 f"(opreg.library.register_fake, or a Meta kernel in C++)")
+        symbolic_shapes = _SYMBOLIC_SHAPES.get(qualified)
+        if symbolic_shapes is not None:
+            results = symbolic(symbolic_shapes, args, kwargs)
+            if results is not None:
+                return results
         meta_args = [to_meta(a) for a in args]
         meta_kwargs = {k: to_meta(v) for k, v in kwargs.items()}
         with returning_opreg_tensors():

@@ -380,6 +380,54 @@ def test_a_torch_level_fake_keeps_the_sizes_of_new_returns_dynamic():
     lib._destroy()
 
 
+_W16, _W8x16, _B8 = torch.randn(16), torch.randn(8, 16), torch.randn(8)
+_BUILTIN_CALLS = {
+    "rms_norm": lambda x: torch.ops.opreg.rms_norm(x, _W16, 1e-6),
+    "silu_and_mul": lambda x: torch.ops.opreg.silu_and_mul(x),
+    "linear": lambda x: torch.ops.opreg.linear(x, _W8x16, _B8),
+    "topk": lambda x: torch.ops.opreg.topk(x, 3)[0] + torch.ops.opreg.topk(x, 3, dim=1)[1],
+    "per_token_quant": lambda x: torch.ops.opreg.per_token_quant(x, torch.int8)[1],
+    "add": lambda x: torch.ops.opreg.add(x, _W16, alpha=2),
+    "mul": lambda x: torch.ops.opreg.mul(x, x),
+    "softmax": lambda x: torch.ops.opreg.softmax(x),
+    "split_add": lambda x: torch.ops.opreg.split_add(x, x)[1],
+}
+
+
+@needs_ops
+@pytest.mark.parametrize("name", sorted(_BUILTIN_CALLS))
+def test_builtin_ops_keep_a_dynamic_batch_size_symbolic(name):
+    # Their fakes have symbolic shape rules: a batch size marked dynamic stays so (one graph),
+    # where a fake built on the Meta kernel alone would specialise it and torch refuse that.
+    f = _BUILTIN_CALLS[name]
+    counter = torch._dynamo.testing.CompileCounterWithBackend("aot_eager")
+    g = torch.compile(f, fullgraph=True, backend=counter)
+    for n in (3, 5, 9):
+        x = torch.randn(n, 16)
+        torch._dynamo.mark_dynamic(x, 0)
+        torch.testing.assert_close(g(x), f(x))
+    assert counter.frame_count == 1
+    _no_graph_break()
+
+
+@needs_ops
+def test_builtin_symbolic_shapes_compile_with_inductor_and_are_checked(monkeypatch):
+    f = _BUILTIN_CALLS["silu_and_mul"]
+    g = torch.compile(f, fullgraph=True, backend="inductor")
+    for n in (3, 5):
+        x = torch.randn(n, 16)
+        torch._dynamo.mark_dynamic(x, 0)
+        torch.testing.assert_close(g(x), f(x))
+    # A rule that drifts from the Meta kernel fails loudly instead of tracing a wrong shape.
+    from opreg import _builtin_shapes
+    monkeypatch.setitem(_builtin_shapes.SHAPES, "opreg::softmax", lambda x, dim=-1: [x.shape[:-1]])
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match=r"\[opreg::softmax\] opreg.torch's symbolic shape .* "
+                                         r"differs from the Meta kernel's"):
+        torch.compile(_BUILTIN_CALLS["softmax"], fullgraph=True, backend="aot_eager")(
+            torch.randn(4, 16))
+
+
 def test_names_torch_already_has_are_skipped_with_a_reason():
     for name, why in opreg_torch.skipped().items():
         assert why, name
