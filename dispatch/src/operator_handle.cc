@@ -155,6 +155,16 @@ bool CheckAndCoerce(const Argument& arg, const Type& type, IValue* v) {
 }  // namespace
 
 namespace detail {
+
+void RethrowNamingOp(const OperatorName& op, const Error& error) {
+  // "[" opens every message opreg's checks format (ArgErrorMessage, "[op] ..."): those already
+  // say which op, and an op the kernel called is the one to name.
+  if (!error.message().empty() && error.message()[0] == '[') throw;
+  throw Error(error.kind(), StrCat("[", op.str(), "] ", error.message()), error.file(),
+              error.line());
+}
+
+
 const KernelFunction& RedirectToCallBoxed() {
   static const KernelFunction* k = new KernelFunction(KernelFunction::FromBoxed(
       [](const OperatorHandle& op, Stack* stack) { op.CallBoxed(stack); }));
@@ -232,7 +242,12 @@ void OperatorHandle::ThrowMixedDevices(const Stack& args) const {
 // Small enough to inline into both boxed calls; the error is formatted out of line.
 inline void OperatorHandle::RunKernel(DispatchKey key, const FunctionSchema& schema,
                                       Stack* stack) const {
-  entry_->KernelOrThrow(key).CallBoxed(*this, stack);
+  const KernelFunction& kernel = entry_->KernelOrThrow(key);
+  try {
+    kernel.CallBoxed(*this, stack);
+  } catch (const Error& e) {
+    detail::RethrowNamingOp(entry_->name(), e);
+  }
   if (OPREG_UNLIKELY(!schema.is_varret() && stack->size() != schema.returns().size())) {
     ThrowReturnCount(entry_->name(), key, stack->size(), schema.returns().size());
   }

@@ -203,6 +203,31 @@ TEST_CASE("KernelOriginOf says what serves each runtime key", "[dispatch]") {
         absl::StatusCode::kNotFound);
 }
 
+TEST_CASE("a kernel's error names the op unless it already names one", "[dispatch]") {
+  Fixture f;
+  f.lib.def("picky(Tensor x, int k) -> Tensor")
+      .impl("picky", DispatchKey::kCPU, [](const Tensor& x, int64_t k) -> Tensor {
+        OPREG_CHECK_VALUE(k > 0, "k must be positive, got ", k);
+        if (k == 2) {  // an op the kernel calls fails: that op is the one named
+          Dispatcher::Get().FindOpOrThrow("dtest::picky").CallBoxed({IValue(x), IValue(-1)});
+        }
+        return x;
+      });
+  auto op = Dispatcher::Get().FindOpOrThrow("dtest::picky");
+  CHECK_THROWS_WITH(op.typed<Tensor(const Tensor&, int64_t)>().call(Cpu(), 0),
+                    "[dtest::picky] k must be positive, got 0");
+  CHECK_THROWS_WITH(op.CallBoxed({IValue(Cpu()), IValue(-3)}),
+                    "[dtest::picky] k must be positive, got -3");
+  CHECK_THROWS_AS(op.CallBoxed({IValue(Cpu()), IValue(-3)}), opreg::Error);
+  try {
+    op.CallBoxed({IValue(Cpu()), IValue(-3)});
+  } catch (const opreg::Error& e) {
+    CHECK(e.kind() == opreg::ErrorKind::kValue);  // the kind is kept
+  }
+  CHECK_THROWS_WITH(op.CallBoxed({IValue(Cpu()), IValue(2)}),
+                    "[dtest::picky] k must be positive, got -1");
+}
+
 TEST_CASE("overriding a kernel warns; removing the new one restores the old", "[dispatch]") {
   Fixture f;
   f.lib.def("f(Tensor x, int k) -> Tensor").impl("f", DispatchKey::kCPU, &CpuKernel);

@@ -69,6 +69,10 @@ class TypedOperatorHandle;
 namespace detail {
 // A boxed kernel that calls OperatorHandle::CallBoxed: how a typed call reaches an interceptor.
 const KernelFunction& RedirectToCallBoxed();
+// Rethrows an error a kernel of `op` threw with the op's name in front ("[ns::op] ..."), as
+// opreg's own argument errors read, unless its message already starts with an op's name (one
+// thrown by opreg's checks, or by an op the kernel called).
+[[noreturn]] void RethrowNamingOp(const OperatorName& op, const Error& error);
 }  // namespace detail
 
 // A cheap, copyable reference to an operator. Valid for the life of the process.
@@ -150,7 +154,12 @@ class TypedOperatorHandle<R(Args...)> : public OperatorHandle {
                                                                      std::forward<Args>(args)...);
     }
     const DispatchKey key = KeyFromMask(mask, args...);
-    return entry_->KernelOrThrow(key).template Call<R, Args...>(*this, std::forward<Args>(args)...);
+    const KernelFunction& kernel = entry_->KernelOrThrow(key);
+    try {
+      return kernel.template Call<R, Args...>(*this, std::forward<Args>(args)...);
+    } catch (const Error& e) {
+      detail::RethrowNamingOp(entry_->name(), e);
+    }
   }
 
  private:
