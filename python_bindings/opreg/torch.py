@@ -33,6 +33,9 @@ Each torch op gets:
 - mutation and aliasing from the schema: `Tensor(a!)` arguments are mutated in place and an
   out variant returns the very `out` tensor it was given, as torch requires.
 
+An op defined again with another schema (its Library destroyed, then defined anew: a pytest
+fixture, a module reloaded) is redefined in torch too, its old torch registrations undone.
+
 `register_autograd(op, backward, setup_context=...)` takes torch.library's signature; an op
 without one raises torch's usual error when a gradient is required through it.
 
@@ -44,6 +47,7 @@ from __future__ import annotations
 import operator
 import os
 import threading
+import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -55,7 +59,12 @@ __all__ = ["python_kernels", "register_autograd", "register_fake", "registered",
            "to_torch_op"]
 
 _lock = threading.RLock()
-_libs: Dict[str, torch.library.Library] = {}
+# Per op ("ns::name[.overload]"): the torch Libraries holding its definition, kernels and fake,
+# its companion op's too (_register_aliasing), destroyed together when the opreg op is redefined
+# with another schema; and the schema it was registered with.
+_op_libs: Dict[str, List[torch.library.Library]] = {}
+_schemas: Dict[str, str] = {}
+_companions: Dict[str, str] = {}  # op -> its companion op, "opreg_mut::..."
 # Per op: the Library holding its default autograd kernel (a backward that raises), dropped
 # when register_autograd gives the op a real one.
 _default_autograd: Dict[str, torch.library.Library] = {}
@@ -70,11 +79,10 @@ def _overload_of(qualified: str) -> Any:
     return getattr(_C.OpPacket(f"{ns}::{name}"), overload or "default")
 
 
-def _library(ns: str) -> torch.library.Library:
-    lib = _libs.get(ns)
-    if lib is None:
-        lib = torch.library.Library(ns, "FRAGMENT")
-        _libs[ns] = lib
+def _library(owner: str, ns: str) -> torch.library.Library:
+    """A new torch Library in `ns` for registrations of op `owner`, undone with it."""
+    lib = torch.library.Library(ns, "FRAGMENT")
+    _op_libs.setdefault(owner, []).append(lib)
     return lib
 
 
@@ -288,8 +296,9 @@ def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]
         if origin not in _META_SAFE:
             raise NotImplementedError(
                 f"[{opreg_op.name}] tracing (torch.compile, FakeTensor) needs the shapes of its "
-                f"returns, and the op has no Meta kernel (its Meta key: {origin}): register one "
-                f"(opreg.library.register_fake, or a Meta kernel in C++)")
+                f"returns, and the op has no Meta kernel (its Meta key: {origin}): register a "
+                f"torch fake (opreg.torch.register_fake, which keeps dynamic sizes symbolic) or "
+                f"an opreg Meta kernel (opreg.library.register_fake, or a Meta kernel in C++)")
         symbolic_shapes = _SYMBOLIC_SHAPES.get(qualified)
         if symbolic_shapes is not None:
             results = symbolic(symbolic_shapes, args, kwargs)
@@ -332,14 +341,14 @@ def _has_tensor_arguments(schema: Any) -> bool:
 
 
 def _register_kernels(qualified: str, opreg_op: Any, schema: Any, lib: torch.library.Library,
-                      target: str) -> None:
+                      target: str, owner: str) -> None:
     # The C++ kernel (torch's dispatcher calls opreg directly) where the bridge carries the
     # op's argument types; a Python kernel otherwise.
     # An op without tensor arguments gives torch no backend to dispatch on: its kernel is
     # CompositeExplicitAutograd (what a libtorch `m.def("name", &fn)` amounts to).
     keys = ["CPU", "CUDA"] if _has_tensor_arguments(schema) else ["CompositeExplicitAutograd"]
     why = _c_bridge_unavailable or _C._torch_bridge_impl(
-        opreg_op.name, qualified.split("::", 1)[0], target, keys)
+        opreg_op.name, qualified.split("::", 1)[0], target, keys, owner)
     if why:
         _python_kernels[qualified] = why
         kernel = _make_kernel(opreg_op, schema)
@@ -384,11 +393,12 @@ def _register_aliasing(qualified: str, opreg_op: Any, text: str, schema: Any,
     name, _, overload = rest.partition(".")
     companion = f"{ns}__{name}__{overload or 'default'}"
     arguments = text.split("::", 1)[1][len(rest):].rsplit(" -> ", 1)[0]
-    clib = _library(_COMPANION_NS)
+    clib = _library(qualified, _COMPANION_NS)
     clib.define(f"{companion}{arguments} -> ()")
     companion_qualified = f"{_COMPANION_NS}::{companion}"
     companion_schema = torch._C.parse_schema(f"{companion_qualified}{arguments} -> ()")
-    _register_kernels(companion_qualified, opreg_op, companion_schema, clib, companion)
+    _companions[qualified] = companion_qualified
+    _register_kernels(companion_qualified, opreg_op, companion_schema, clib, companion, qualified)
     companion_op = getattr(getattr(torch.ops, _COMPANION_NS), companion).default
     aliased = _aliased_returns(schema)
     single = len(schema.returns) == 1
@@ -401,8 +411,33 @@ def _register_aliasing(qualified: str, opreg_op: Any, text: str, schema: Any,
     lib.impl(target, decomposition, "CompositeImplicitAutograd")
 
 
+def _unregister(qualified: str) -> None:
+    """Undoes every torch registration of an op (opreg.torch's and register_autograd's)."""
+    companion = _companions.pop(qualified, None)
+    for lib in _op_libs.pop(qualified, []):
+        lib._destroy()
+    default = _default_autograd.pop(qualified, None)
+    if default is not None:
+        default._destroy()
+    if not _c_bridge_unavailable and not _C._torch_bridge_release(qualified):
+        warnings.warn(f"{qualified} was redefined, and this torch cannot delete its old C++ "
+                      f"kernels: the new ones override them")
+    for name in (qualified, companion):
+        for table in (_registered, _schemas, _python_kernels, _torch_fakes):
+            table.pop(name, None)
+        _skipped.pop(f"{name} (fake)", None)
+
+
 def _register(qualified: str) -> None:
-    if qualified in _registered or qualified in _skipped:
+    if qualified in _registered:
+        try:
+            text = _overload_of(qualified).schema
+        except AttributeError:  # no longer defined: its torch op stays, and says so when called
+            return
+        if _schemas.get(qualified) == text:
+            return
+        _unregister(qualified)  # redefined with another schema: the torch op follows it
+    elif qualified in _skipped:
         return
     if _torch_has(qualified):
         _skipped[qualified] = "torch already has an op of this name"
@@ -411,7 +446,7 @@ def _register(qualified: str) -> None:
     text = opreg_op.schema
     ns, rest = qualified.split("::", 1)
     name, _, overload = rest.partition(".")
-    lib = _library(ns)
+    lib = _library(qualified, ns)
     try:
         lib.define(text.split("::", 1)[1], tags=_tags(opreg_op))
     except RuntimeError as e:
@@ -422,8 +457,9 @@ def _register(qualified: str) -> None:
     if any(i is not None for i in _aliased_returns(schema)):
         _register_aliasing(qualified, opreg_op, text, schema, lib, target)
     else:
-        _register_kernels(qualified, opreg_op, schema, lib, target)
+        _register_kernels(qualified, opreg_op, schema, lib, target, qualified)
     _registered[qualified] = getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
+    _schemas[qualified] = text
 
 
 def _register_or_skip(qualified: str) -> None:
@@ -484,13 +520,18 @@ def register_fake(op: Any, func: Optional[Callable[..., Any]] = None, /) -> Any:
     of ops that return new tensors (each new batch size compiles again, and a size marked with
     torch._dynamo.mark_dynamic is refused). A decorator without `func`.
 
+    An op that returns nothing (`-> ()`) needs none (its own fake keeps sizes symbolic); one
+    given replaces the Meta kernel's checks while tracing. An op whose returns are its mutated
+    arguments traces through its `-> ()` companion: give that one the fake.
+
     Raises RuntimeError when the op is not a torch op (as to_torch_op), ValueError for an op
-    whose returns are all its arguments: its fake needs no shapes and keeps sizes symbolic."""
+    whose returns are its arguments, naming its companion."""
     torch_op = to_torch_op(op)
     qualified = _qualified_of(torch_op)
-    if not any(i is None for i in _aliased_returns(torch_op._schema)):
-        raise ValueError(f"[{qualified}] every return is an argument: its fake needs no shapes, "
-                         f"and sizes stay symbolic without a fake of your own")
+    companion = _companions.get(qualified)
+    if companion is not None:
+        raise ValueError(f"[{qualified}] returns its mutated arguments, and traces through "
+                         f"{companion} (-> ()): register the fake for that op")
 
     def register(f: Callable[..., Any]) -> Callable[..., Any]:
         with _lock:

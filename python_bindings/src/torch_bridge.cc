@@ -65,6 +65,9 @@ struct TorchShim {
   // Only on the error path: tells an undefined tensor (None for a `Tensor` through torch.ops)
   // from another getter failure. Optional.
   TorchError (*is_defined)(AtenTensorHandle t, bool* out) = nullptr;
+  // Deletes a torch::Library, undoing its registrations (an op's kernels, when the opreg op is
+  // redefined). Optional: without it, a redefined op's new kernels override the old ones.
+  TorchError (*delete_library)(TorchLibraryHandle lib) = nullptr;
   int32_t layout_strided = 0;
   int32_t device_cpu = 0;
   int32_t device_cuda = 1;
@@ -119,6 +122,7 @@ std::unique_ptr<TorchShim> LoadShim(const std::string& path, std::string* why) {
   }
   Resolve(lib, "torch_delete_stable_ivalue", &s->delete_stable_ivalue);  // optional
   Resolve(lib, "aoti_torch_is_defined", &s->is_defined);                  // optional
+  Resolve(lib, "aoti_torch_delete_library_object", &s->delete_library);   // optional
   if (!ReadCode(lib, "aoti_torch_layout_strided", &s->layout_strided) ||
       !ReadCode(lib, "aoti_torch_device_type_cpu", &s->device_cpu) ||
       !ReadCode(lib, "aoti_torch_device_type_cuda", &s->device_cuda)) {
@@ -498,17 +502,33 @@ constexpr std::array<BoxedFn, sizeof...(I)> MakeTrampolines(std::index_sequence<
 constexpr std::array<BoxedFn, kMaxBridgedOps> kTrampolines =
     MakeTrampolines(std::make_index_sequence<kMaxBridgedOps>());
 
-// torch IMPL libraries by (namespace, dispatch key); never deleted (that would unregister).
-TorchLibraryHandle ImplLibrary(const std::string& ns, const std::string& key) {
-  static auto* libs = new absl::flat_hash_map<std::string, TorchLibraryHandle>();
-  const std::string id = StrCat(ns, "/", key);
-  auto it = libs->find(id);
-  if (it != libs->end()) return it->second;
+// torch IMPL libraries per owner (the torch op whose kernels they hold, "ns::name[.overload]"):
+// kept until ReleaseImplLibraries, which undoes those kernels (the opreg op was redefined).
+absl::flat_hash_map<std::string, std::vector<TorchLibraryHandle>>& ImplLibraries() {
+  static auto* libs = new absl::flat_hash_map<std::string, std::vector<TorchLibraryHandle>>();
+  return *libs;
+}
+
+TorchLibraryHandle NewImplLibrary(const std::string& owner, const std::string& ns,
+                                  const std::string& key) {
   TorchLibraryHandle lib = nullptr;
   Check(g_shim->library_init_impl(ns.c_str(), key.c_str(), __FILE__, __LINE__, &lib),
         "aoti_torch_library_init_impl");
-  libs->emplace(id, lib);
+  ImplLibraries()[owner].push_back(lib);
   return lib;
+}
+
+// True when the kernels are gone (or there were none); false when this torch cannot delete a
+// library, and they stay registered.
+bool ReleaseImplLibraries(const std::string& owner) {
+  auto it = ImplLibraries().find(owner);
+  if (it == ImplLibraries().end()) return true;
+  if (g_shim->delete_library == nullptr) return false;
+  for (TorchLibraryHandle lib : it->second) {
+    Check(g_shim->delete_library(lib), "aoti_torch_delete_library_object");
+  }
+  ImplLibraries().erase(it);
+  return true;
 }
 
 }  // namespace
@@ -532,9 +552,17 @@ void InitTorchBridge(py::module_& m) {
       "Loads torch's stable C ABI from its already-loaded libtorch_cpu; returns '' on success, "
       "else why the C++ bridge cannot be used with this torch.");
   m.def(
+      "_torch_bridge_release",
+      [](const std::string& owner) {
+        return g_shim == nullptr || ReleaseImplLibraries(owner);
+      },
+      py::arg("owner"),
+      "Undoes the kernels registered for `owner` (deletes their torch IMPL libraries); False "
+      "when this torch cannot, and they stay.");
+  m.def(
       "_torch_bridge_impl",
       [](const std::string& opreg_name, const std::string& torch_ns, const std::string& torch_name,
-         const std::vector<std::string>& keys) -> std::string {
+         const std::vector<std::string>& keys, const std::string& owner) -> std::string {
         if (g_shim == nullptr) return "the bridge is not initialised";
         std::optional<OperatorHandle> op = Dispatcher::Get().FindOp(opreg_name);
         if (!op) return StrCat("no opreg op ", opreg_name);
@@ -559,16 +587,18 @@ void InitTorchBridge(py::module_& m) {
         g_ops[index].store(b.release(),
                            std::memory_order_release);  // lives as long as torch's kernel
         for (const std::string& key : keys) {
-          Check(g_shim->library_impl(ImplLibrary(torch_ns, key), torch_name.c_str(),
+          Check(g_shim->library_impl(NewImplLibrary(owner, torch_ns, key), torch_name.c_str(),
                                      kTrampolines[index]),
                 "aoti_torch_library_impl");
         }
         return "";
       },
       py::arg("opreg_name"), py::arg("torch_ns"), py::arg("torch_name"), py::arg("keys"),
+      py::arg("owner"),
       "Registers the opreg op `opreg_name` as the kernel of torch op `torch_ns::torch_name` for "
-      "each dispatch key in `keys` (\"CPU\", \"CUDA\"); returns '' on success, else why the op "
-      "needs a Python kernel instead (an argument type the C bridge does not carry).");
+      "each dispatch key in `keys` (\"CPU\", \"CUDA\"), in torch libraries kept for `owner` "
+      "(see _torch_bridge_release); returns '' on success, else why the op needs a Python "
+      "kernel instead (an argument type the C bridge does not carry).");
 }
 
 }  // namespace opreg::python

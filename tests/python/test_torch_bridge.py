@@ -161,9 +161,10 @@ def test_ops_defined_later_from_python_are_torch_ops_and_compile():
     lib._destroy()
 
 
-def test_an_op_redefined_after_bridging_is_checked_against_its_new_schema():
-    # torch keeps the kernel and schema it was given first; opreg checks each call against the
-    # op's current definition, so a call made for the old schema is an error, not a misread stack.
+def test_an_op_redefined_unseen_is_checked_against_its_new_schema():
+    # Redefined where opreg.torch does not see it (C++ code, until sync()), the torch op keeps the
+    # kernel and schema it was given first; opreg checks each call against the op's current
+    # definition, so a call made for the old schema is an error, not a misread stack.
     ns = f"bridge_ns{next(_ns)}"
     lib = opreg.Library(ns, "DEF")
     lib.define("redef(Tensor x) -> Tensor")
@@ -172,7 +173,7 @@ def test_an_op_redefined_after_bridging_is_checked_against_its_new_schema():
     torch.testing.assert_close(op(torch.ones(2)), torch.full((2,), 2.0))
     lib._destroy()
     lib = opreg.Library(ns, "DEF")
-    lib.define("redef(Tensor x, Tensor y) -> Tensor")
+    lib._c().define("redef(Tensor x, Tensor y) -> Tensor", [], __file__, 1)  # as C++ would
     lib.impl("redef", lambda x, y: np.asarray(x) + np.asarray(y), "CPU")
     expected = rf"\[{ns}::redef\] argument 'y' \(#1\): expected a value, got nothing"
     with pytest.raises((RuntimeError, TypeError), match=expected):
@@ -371,11 +372,19 @@ def test_a_torch_level_fake_keeps_the_sizes_of_new_returns_dynamic():
     _no_graph_break()
     result = opreg.opcheck(f"{ns}::scaled", (torch.randn(3, 8), w))
     assert set(result.values()) == {"SUCCESS"}, result
-    # An op that returns only its arguments needs none: its own fake keeps sizes symbolic.
+    # An op returning nothing takes one too (its own checks while tracing, here); an op that
+    # returns its mutated arguments traces through its companion, which the error names.
     silu_ns, silu_lib = _silu_and_mul_library(meta_kernel=False)
-    with pytest.raises(ValueError, match=rf"\[{silu_ns}::silu_and_mul\] every return is an "
-                                         r"argument: its fake needs no shapes"):
-        opreg_torch.register_fake(f"{silu_ns}::silu_and_mul", lambda out, x: None)
+    seen = []
+    opreg_torch.register_fake(f"{silu_ns}::silu_and_mul", lambda out, x: seen.append(x.shape))
+    silu = getattr(torch.ops, silu_ns).silu_and_mul
+    torch.compile(lambda x: silu(torch.empty(4, 4), x), fullgraph=True, backend="aot_eager")(
+        torch.randn(4, 8))
+    assert seen and {tuple(s) for s in seen} == {(4, 8)}
+    lib.define("scale_(Tensor(a!) x, float a) -> Tensor(a!)")
+    with pytest.raises(ValueError, match=rf"\[{ns}::scale_\] returns its mutated arguments, "
+                                         rf"and traces through opreg_mut::{ns}__scale___default"):
+        opreg_torch.register_fake(f"{ns}::scale_", lambda x, a: x)
     silu_lib._destroy()
     lib._destroy()
 
@@ -426,6 +435,42 @@ def test_builtin_symbolic_shapes_compile_with_inductor_and_are_checked(monkeypat
                                          r"differs from the Meta kernel's"):
         torch.compile(_BUILTIN_CALLS["softmax"], fullgraph=True, backend="aot_eager")(
             torch.randn(4, 16))
+
+
+def test_an_op_defined_again_with_another_schema_is_redefined_in_torch():
+    # A Library destroyed and its ops defined again differently (a pytest fixture, a module
+    # reloaded): the torch ops follow the new schemas and kernels, in-place forms included.
+    ns = f"bridge_ns{next(_ns)}"
+
+    def define(default, extra):
+        lib = opreg.Library(ns, "DEF")
+        lib.define(f"scale(Tensor x, float a={default}{extra}) -> Tensor")
+        lib.define(f"scale_(Tensor(a!) x, float a={default}) -> Tensor(a!)")
+        lib.impl("scale", lambda x, a, *rest: np.asarray(x) * a, "CPU")
+        lib.impl("scale", lambda x, a, *rest: opreg.empty_like(x), "Meta")
+
+        def scale_(x, a):
+            np.asarray(x)[...] *= a
+            return x
+
+        lib.impl("scale_", scale_, "CPU")
+        return lib
+
+    lib = define("1.0", "")
+    x = torch.ones(3)
+    assert getattr(torch.ops, ns).scale(x).tolist() == [1.0] * 3
+    lib._destroy()
+    lib = define("5.0", ", int k=0")
+    ops = getattr(torch.ops, ns)
+    assert "float a=5., int k=0" in str(ops.scale.default._schema)
+    assert ops.scale(x).tolist() == [5.0] * 3
+    assert ops.scale(x, 2.0, 1).tolist() == [2.0] * 3
+    y = torch.ones(3)
+    assert ops.scale_(y) is y and y.tolist() == [5.0] * 3
+    compiled = torch.compile(lambda x: ops.scale(x) + 1, fullgraph=True, backend="aot_eager")
+    assert compiled(x).tolist() == [6.0] * 3
+    assert f"{ns}::scale" in opreg_torch.registered()
+    lib._destroy()
 
 
 def test_names_torch_already_has_are_skipped_with_a_reason():
