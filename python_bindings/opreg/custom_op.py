@@ -210,6 +210,22 @@ def infer_schema(prototype_function: Callable[..., Any], /, *, mutates_args: Uni
     return f"({', '.join(params)}) -> {ret}"
 
 
+# The ops made by custom_op ("ns::name"): as torch.library.custom_op's, their torch ops bump
+# the version counters of the tensors they mutate (opreg.torch).
+CUSTOM_OPS: set = set()
+
+
+def _has_torch_tensor(args: Sequence[Any], kwargs: Dict[str, Any]) -> bool:
+    """Whether a torch.Tensor is among the arguments (torch is imported: opreg.torch is)."""
+    tensor = sys.modules["torch"].Tensor
+    for v in (*args, *kwargs.values()):
+        if isinstance(v, tensor):
+            return True
+        if isinstance(v, (list, tuple)) and any(isinstance(e, tensor) for e in v):
+            return True
+    return False
+
+
 _DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", "default": "CompositeExplicit", None: ""}
 
 
@@ -223,6 +239,7 @@ class CustomOpDef:
         self._qualname = f"{namespace}::{name}"
         self._init_fn = fn
         self._lib = Library(namespace, "FRAGMENT")
+        CUSTOM_OPS.add(self._qualname)  # before define: opreg.torch registers it there
         self._lib.define(f"{name}{schema}", tags=tags)
         self._schema = FunctionSchema(_C.schema(self._qualname))
         self._has_fake = False
@@ -233,6 +250,7 @@ class CustomOpDef:
             self._lib.register_fake(name, lambda *args, **kwargs: None)
             self._has_fake = True
         self._overload: Optional[_C.OpOverload] = None
+        self._torch_op: Any = None  # its torch op once opreg.torch made one; False: none
         self.__name__ = name
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
@@ -294,7 +312,21 @@ class CustomOpDef:
         register_autograd(self._qualname, backward, setup_context=setup_context)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # With torch tensors, once opreg.torch is imported, the call goes through the torch op
+        # as torch.library.custom_op's does: autograd (register_autograd), torch.compile and
+        # version counters see it. Otherwise it is an opreg.ops call.
+        torch_op = self._torch_op
+        if torch_op is None and "opreg.torch" in sys.modules:
+            torch_op = self._torch_op = self._find_torch_op()
+        if torch_op and _has_torch_tensor(args, kwargs):
+            return torch_op(*args, **kwargs)
         return self._opoverload(*args, **kwargs)
+
+    def _find_torch_op(self) -> Any:
+        try:
+            return sys.modules["opreg.torch"].to_torch_op(self._qualname)
+        except RuntimeError:  # a schema torch refuses (opreg.torch.skipped() says why)
+            return False
 
     def __repr__(self) -> str:
         return f"<CustomOpDef({self._qualname})>"

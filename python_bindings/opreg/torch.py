@@ -33,6 +33,10 @@ Each torch op gets:
 - mutation and aliasing from the schema: `Tensor(a!)` arguments are mutated in place and an
   out variant returns the very `out` tensor it was given, as torch requires.
 
+An op made with `opreg.custom_op` is called through its torch op when given torch tensors,
+and, when it mutates arguments, bumps their version counters (an ADInplaceOrView kernel), as
+torch.library.custom_op's ops do.
+
 An op defined again with another schema (its Library destroyed, then defined anew: a pytest
 fixture, a module reloaded) is redefined in torch too, its old torch registrations undone.
 
@@ -54,6 +58,7 @@ import torch
 
 from . import _C, returning_opreg_tensors
 from ._builtin_shapes import SHAPES as _SYMBOLIC_SHAPES
+from .custom_op import CUSTOM_OPS
 
 __all__ = ["python_kernels", "register_autograd", "register_fake", "registered", "skipped", "sync",
            "to_torch_op"]
@@ -354,6 +359,11 @@ def _register_kernels(qualified: str, opreg_op: Any, schema: Any, lib: torch.lib
         kernel = _make_kernel(opreg_op, schema)
         for key in keys:
             lib.impl(target, kernel, key)
+    if owner in CUSTOM_OPS:
+        ns, rest = qualified.split("::", 1)
+        name, _, overload = rest.partition(".")
+        _register_version_bump(schema, lib, target, lambda: getattr(
+            getattr(getattr(torch.ops, ns), name), overload or "default"))
     fake = _make_fake(opreg_op, schema, qualified)
     try:
         torch.library.register_fake(qualified, fake, lib=lib)
@@ -363,6 +373,31 @@ def _register_kernels(qualified: str, opreg_op: Any, schema: Any, lib: torch.lib
     if schema.returns and not any(a.alias_info is not None and a.alias_info.is_write
                                   for a in schema.arguments):
         _register_default_autograd(qualified)
+
+
+def _register_version_bump(schema: Any, lib: torch.library.Library, target: str,
+                           torch_op: Callable[[], Any]) -> None:
+    """An ADInplaceOrView kernel that bumps the version counter of each tensor the op writes,
+    as torch.library.custom_op's ops do, so autograd refuses a backward that would read a
+    tensor overwritten since. `torch_op()` is the op (it exists once registration is done)."""
+    written = [(i, a.name) for i, a in enumerate(schema.arguments)
+               if a.alias_info is not None and a.alias_info.is_write]
+    if not written:
+        return
+
+    def ad_inplace_or_view(keyset: Any, *args: Any, **kwargs: Any) -> Any:
+        for i, name in written:
+            value = args[i] if i < len(args) else kwargs.get(name)
+            if isinstance(value, torch.Tensor):
+                torch.autograd.graph.increment_version(value)
+            elif isinstance(value, (list, tuple)):
+                torch.autograd.graph.increment_version([t for t in value
+                                                        if isinstance(t, torch.Tensor)])
+        with torch._C._AutoDispatchBelowADInplaceOrView():
+            return torch_op().redispatch(keyset & torch._C._after_ADInplaceOrView_keyset, *args,
+                                         **kwargs)
+
+    lib.impl(target, ad_inplace_or_view, "ADInplaceOrView", with_keyset=True)
 
 
 def _register_default_autograd(qualified: str) -> None:

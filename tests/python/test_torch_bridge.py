@@ -226,7 +226,50 @@ def test_custom_op_def_register_autograd():
     x = torch.tensor([1.0, 2.0, -3.0], requires_grad=True)
     getattr(torch.ops, ns).cube(x).sum().backward()
     torch.testing.assert_close(x.grad, 3 * x.detach() ** 2)
+    # Called directly with torch tensors, it is the torch op, as torch's custom ops are:
+    # gradients flow and torch.compile traces it; NumPy arguments still take opreg.ops.
+    x.grad = None
+    (cube(x).sum() + x.sum()).backward()
+    torch.testing.assert_close(x.grad, 3 * x.detach() ** 2 + 1)
+    counter = torch._dynamo.testing.CompileCounterWithBackend("aot_eager")
+    compiled = torch.compile(lambda t: cube(t) * 2, fullgraph=True, backend=counter)
+    torch.testing.assert_close(compiled(torch.ones(3)), torch.full((3,), 2.0))
+    assert counter.frame_count == 1
+    np.testing.assert_array_equal(np.asarray(cube(np.arange(3.0))), np.arange(3.0) ** 3)
     cube._destroy()
+
+
+def test_a_mutating_custom_op_bumps_version_counters():
+    # As torch.library.custom_op's: autograd then refuses a backward that would read a tensor
+    # the op overwrote, rather than computing a wrong gradient; compile and opcheck still pass.
+    ns = f"bridge_ns{next(_ns)}"
+
+    @opreg.custom_op(f"{ns}::add_one_", mutates_args=("x",))
+    def add_one_(x: opreg.Tensor) -> None:
+        np.asarray(x)[...] += 1
+
+    for call in (getattr(torch.ops, ns).add_one_, add_one_):
+        x = torch.randn(3, requires_grad=True)
+        y = x * 1
+        z = y.sin()  # saves y for its backward
+        before = y._version
+        call(y)
+        assert y._version > before
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.sum().backward()
+
+    def f(t):
+        t = t.clone()
+        add_one_(t)
+        return t
+
+    counter = torch._dynamo.testing.CompileCounterWithBackend("aot_eager")
+    torch.testing.assert_close(torch.compile(f, fullgraph=True, backend=counter)(torch.zeros(2)),
+                               torch.ones(2))
+    assert counter.frame_count == 1
+    result = opreg.opcheck(f"{ns}::add_one_", (torch.zeros(3),))
+    assert set(result.values()) == {"SUCCESS"}, result
+    add_one_._destroy()
 
 
 @needs_ops
