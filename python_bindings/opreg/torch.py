@@ -556,21 +556,24 @@ def register_fake(op: Any, func: Optional[Callable[..., Any]] = None, /) -> Any:
     torch._dynamo.mark_dynamic is refused). A decorator without `func`.
 
     An op that returns nothing (`-> ()`) needs none (its own fake keeps sizes symbolic); one
-    given replaces the Meta kernel's checks while tracing. An op whose returns are its mutated
-    arguments traces through its `-> ()` companion: give that one the fake.
+    given replaces the Meta kernel's checks while tracing. So does one given to an op whose
+    returns are its mutated arguments (it traces through a `-> ()` companion op, whose fake
+    calls `func` and returns nothing).
 
-    Raises RuntimeError when the op is not a torch op (as to_torch_op), ValueError for an op
-    whose returns are its arguments, naming its companion."""
+    Raises RuntimeError when the op is not a torch op (as to_torch_op)."""
     torch_op = to_torch_op(op)
     qualified = _qualified_of(torch_op)
     companion = _companions.get(qualified)
-    if companion is not None:
-        raise ValueError(f"[{qualified}] returns its mutated arguments, and traces through "
-                         f"{companion} (-> ()): register the fake for that op")
 
     def register(f: Callable[..., Any]) -> Callable[..., Any]:
         with _lock:
-            _torch_fakes[qualified] = f
+            if companion is None:
+                _torch_fakes[qualified] = f
+            else:
+                def returning_nothing(*args: Any, **kwargs: Any) -> None:
+                    f(*args, **kwargs)
+
+                _torch_fakes[companion] = returning_nothing
         return f
 
     return register if func is None else register(func)

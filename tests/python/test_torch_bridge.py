@@ -415,8 +415,8 @@ def test_a_torch_level_fake_keeps_the_sizes_of_new_returns_dynamic():
     _no_graph_break()
     result = opreg.opcheck(f"{ns}::scaled", (torch.randn(3, 8), w))
     assert set(result.values()) == {"SUCCESS"}, result
-    # An op returning nothing takes one too (its own checks while tracing, here); an op that
-    # returns its mutated arguments traces through its companion, which the error names.
+    # An op returning nothing takes one too (its own checks while tracing, here), and so does
+    # one that returns its mutated arguments (through its -> () companion).
     silu_ns, silu_lib = _silu_and_mul_library(meta_kernel=False)
     seen = []
     opreg_torch.register_fake(f"{silu_ns}::silu_and_mul", lambda out, x: seen.append(x.shape))
@@ -425,9 +425,18 @@ def test_a_torch_level_fake_keeps_the_sizes_of_new_returns_dynamic():
         torch.randn(4, 8))
     assert seen and {tuple(s) for s in seen} == {(4, 8)}
     lib.define("scale_(Tensor(a!) x, float a) -> Tensor(a!)")
-    with pytest.raises(ValueError, match=rf"\[{ns}::scale_\] returns its mutated arguments, "
-                                         rf"and traces through opreg_mut::{ns}__scale___default"):
-        opreg_torch.register_fake(f"{ns}::scale_", lambda x, a: x)
+
+    def scale_(x, a):
+        np.asarray(x)[...] *= a
+        return x
+
+    lib.impl("scale_", scale_, "CPU")
+    faked = []
+    opreg_torch.register_fake(f"{ns}::scale_", lambda x, a: faked.append(a) or x)
+    y = torch.ones(3)
+    torch.compile(lambda y: getattr(torch.ops, ns).scale_(y, 3.0), fullgraph=True,
+                  backend="aot_eager")(y)
+    assert faked and set(faked) == {3.0} and y.tolist() == [3.0] * 3
     silu_lib._destroy()
     lib._destroy()
 
