@@ -68,6 +68,10 @@ struct TorchShim {
   // Deletes a torch::Library, undoing its registrations (an op's kernels, when the opreg op is
   // redefined). Optional: without it, a redefined op's new kernels override the old ones.
   TorchError (*delete_library)(TorchLibraryHandle lib) = nullptr;
+  // A second handle to a torch tensor: a kernel that returns an argument's tensor gives torch
+  // back that very tensor, as a libtorch kernel would (torch then sees the alias; opcheck
+  // flags one the schema does not declare). Optional: without it, a new tensor of its memory.
+  TorchError (*new_tensor_handle)(AtenTensorHandle t, AtenTensorHandle* out) = nullptr;
   int32_t layout_strided = 0;
   int32_t device_cpu = 0;
   int32_t device_cuda = 1;
@@ -123,6 +127,7 @@ std::unique_ptr<TorchShim> LoadShim(const std::string& path, std::string* why) {
   Resolve(lib, "torch_delete_stable_ivalue", &s->delete_stable_ivalue);  // optional
   Resolve(lib, "aoti_torch_is_defined", &s->is_defined);                  // optional
   Resolve(lib, "aoti_torch_delete_library_object", &s->delete_library);   // optional
+  Resolve(lib, "aoti_torch_new_tensor_handle", &s->new_tensor_handle);    // optional
   if (!ReadCode(lib, "aoti_torch_layout_strided", &s->layout_strided) ||
       !ReadCode(lib, "aoti_torch_device_type_cpu", &s->device_cpu) ||
       !ReadCode(lib, "aoti_torch_device_type_cuda", &s->device_cuda)) {
@@ -319,7 +324,29 @@ void ReleaseResult(void* /*data*/, void* context) {
   intrusive_ptr<TensorImpl>::reclaim(static_cast<TensorImpl*>(context));
 }
 
-StableIValue ToStable(IValue v, Kind kind, const BridgedOp& b, size_t index) {
+// The torch handles of a call's first tensor arguments, by the opreg tensor made of each.
+struct ArgumentHandles {
+  static constexpr size_t kMax = 8;
+  std::array<const TensorImpl*, kMax> impls;
+  std::array<AtenTensorHandle, kMax> handles;
+  size_t size = 0;
+
+  void Add(const TensorImpl* impl, AtenTensorHandle h) {
+    if (size < kMax) {
+      impls[size] = impl;
+      handles[size++] = h;
+    }
+  }
+  AtenTensorHandle Find(const TensorImpl* impl) const {
+    for (size_t i = 0; i < size; ++i) {
+      if (impls[i] == impl) return handles[i];
+    }
+    return nullptr;
+  }
+};
+
+StableIValue ToStable(IValue v, Kind kind, const BridgedOp& b, size_t index,
+                      const ArgumentHandles& arguments) {
   switch (kind) {
     case Kind::kTensor: {
       if (!v.isTensor() || !v.toTensor().defined()) {
@@ -328,6 +355,13 @@ StableIValue ToStable(IValue v, Kind kind, const BridgedOp& b, size_t index) {
       }
       Tensor t = v.toTensor();
       const TorchShim& s = *g_shim;
+      // An argument's own tensor (the opreg tensor made of it keeps its handle alive).
+      if (AtenTensorHandle h = arguments.Find(t.unsafe_get_impl());
+          h != nullptr && s.new_tensor_handle != nullptr) {
+        AtenTensorHandle same = nullptr;
+        Check(s.new_tensor_handle(h, &same), "aoti_torch_new_tensor_handle");
+        return reinterpret_cast<StableIValue>(same);
+      }
       const Device d = t.device();
       AtenTensorHandle out = nullptr;
       TensorImpl* impl = t.unsafe_get_impl();
@@ -425,6 +459,7 @@ void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint
   Stack& s = lease.get();
   if (s.capacity() < num_args) s.reserve(num_args);  // the leased stack usually has room
   uint32_t device_types = 0;  // a bit per device type of the tensor arguments
+  ArgumentHandles handles;
   int cuda_device = -1;
   const size_t num_slots = b.args.size();
   for (size_t i = 0; i < num_args; ++i) {
@@ -445,7 +480,9 @@ void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint
         continue;
       }
       Device device;
-      s.emplace_back(FromHandle(reinterpret_cast<AtenTensorHandle>(v), b, i, borrowed, &device));
+      const auto h = reinterpret_cast<AtenTensorHandle>(v);
+      s.emplace_back(FromHandle(h, b, i, borrowed, &device));
+      handles.Add(s.back().toTensor().unsafe_get_impl(), h);
       device_types |= 1u << static_cast<int>(device.type);
       if (OPREG_UNLIKELY(device.is_cuda()) && cuda_device < 0) cuda_device = device.index;
     } catch (...) {
@@ -481,7 +518,7 @@ void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint
   size_t done = 0;
   try {
     for (; done < num_outputs; ++done) {
-      stack[done] = ToStable(std::move(s[done]), b.returns[done].kind, b, done);
+      stack[done] = ToStable(std::move(s[done]), b.returns[done].kind, b, done, handles);
     }
   } catch (...) {
     for (size_t j = 0; j < done; ++j) Discard(stack[j], b.returns[j]);

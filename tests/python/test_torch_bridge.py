@@ -525,6 +525,25 @@ def test_an_op_defined_again_with_another_schema_is_redefined_in_torch():
     lib._destroy()
 
 
+def test_opcheck_flags_a_kernel_that_returns_its_input():
+    # The kernel's result is the argument's own torch tensor, as a libtorch kernel's would be,
+    # so torch sees the alias the schema does not declare, as it does for torch.library ops.
+    ns = f"bridge_ns{next(_ns)}"
+    lib = opreg.Library(ns, "DEF")
+    lib.define("same(Tensor x) -> Tensor")
+    lib.impl("same", lambda x: x, "CPU")
+    lib.impl("same", lambda x: opreg.empty_like(x), "Meta")
+    if f"{ns}::same" in opreg_torch.python_kernels():
+        lib._destroy()
+        pytest.skip("the op has a Python kernel here (torch < 2.11, or OPREG_TORCH_PYTHON_KERNELS)")
+    x = torch.randn(4)
+    assert getattr(torch.ops, ns).same(x) is x
+    with pytest.warns(UserWarning, match="must not also be an input"):
+        result = opreg.opcheck(f"{ns}::same", (x,), raise_exception=False)
+    assert "not defined to alias output but was aliasing" in str(result["test_schema"])
+    lib._destroy()
+
+
 def test_names_torch_already_has_are_skipped_with_a_reason():
     for name, why in opreg_torch.skipped().items():
         assert why, name
