@@ -159,7 +159,7 @@ namespace detail {
 void RethrowNamingOp(const OperatorName& op, const Error& error) {
   // "[" opens every message opreg's checks format (ArgErrorMessage, "[op] ..."): those already
   // say which op, and an op the kernel called is the one to name.
-  if (!error.message().empty() && error.message()[0] == '[') throw;
+  if (!error.message().empty() && error.message()[0] == '[') throw error;
   throw Error(error.kind(), StrCat("[", op.str(), "] ", error.message()), error.file(),
               error.line());
 }

@@ -240,7 +240,11 @@ class CustomOpDef:
         self._init_fn = fn
         self._lib = Library(namespace, "FRAGMENT")
         CUSTOM_OPS.add(self._qualname)  # before define: opreg.torch registers it there
-        self._lib.define(f"{name}{schema}", tags=tags)
+        try:
+            self._lib.define(f"{name}{schema}", tags=tags)
+        except BaseException:
+            CUSTOM_OPS.discard(self._qualname)
+            raise
         self._schema = FunctionSchema(_C.schema(self._qualname))
         self._has_fake = False
         for key in self._keys(device_types):
@@ -250,7 +254,6 @@ class CustomOpDef:
             self._lib.register_fake(name, lambda *args, **kwargs: None)
             self._has_fake = True
         self._overload: Optional[_C.OpOverload] = None
-        self._torch_op: Any = None  # its torch op once opreg.torch made one; False: none
         self.__name__ = name
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
@@ -315,24 +318,20 @@ class CustomOpDef:
         # With torch tensors, once opreg.torch is imported, the call goes through the torch op
         # as torch.library.custom_op's does: autograd (register_autograd), torch.compile and
         # version counters see it. Otherwise it is an opreg.ops call.
-        torch_op = self._torch_op
-        if torch_op is None and "opreg.torch" in sys.modules:
-            torch_op = self._torch_op = self._find_torch_op()
-        if torch_op and _has_torch_tensor(args, kwargs):
-            return torch_op(*args, **kwargs)
+        # Looked up on each call, never kept: after a redefinition the torch op is another.
+        bridge = sys.modules.get("opreg.torch")
+        if bridge is not None and _has_torch_tensor(args, kwargs):
+            torch_op = bridge._registered.get(self._qualname)
+            if torch_op is not None:  # else torch refused it (opreg.torch.skipped() says why)
+                return torch_op(*args, **kwargs)
         return self._opoverload(*args, **kwargs)
-
-    def _find_torch_op(self) -> Any:
-        try:
-            return sys.modules["opreg.torch"].to_torch_op(self._qualname)
-        except RuntimeError:  # a schema torch refuses (opreg.torch.skipped() says why)
-            return False
 
     def __repr__(self) -> str:
         return f"<CustomOpDef({self._qualname})>"
 
     def _destroy(self) -> None:
         self._lib._destroy()
+        CUSTOM_OPS.discard(self._qualname)
 
 
 def custom_op(name: str, fn: Optional[Callable[..., Any]] = None, /, *,

@@ -281,6 +281,10 @@ def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]
         results = [result] if single else list(result)
         shapes = symbolic_shapes(*args, **kwargs)
         device = first_device(args, kwargs)
+        if len(shapes) != len(results):
+            raise RuntimeError(f"[{opreg_op.name}] opreg.torch's symbolic shapes give "
+                               f"{len(shapes)} returns, the Meta kernel {len(results)}: a bug in "
+                               f"opreg's _builtin_shapes")
         out = []
         for r, shape in zip(results, shapes):
             if [_size_hint(d) for d in shape] != list(r.shape):
@@ -560,13 +564,17 @@ def register_fake(op: Any, func: Optional[Callable[..., Any]] = None, /) -> Any:
     returns are its mutated arguments (it traces through a `-> ()` companion op, whose fake
     calls `func` and returns nothing).
 
-    Raises RuntimeError when the op is not a torch op (as to_torch_op)."""
+    Raises RuntimeError when the op is not a torch op (as to_torch_op), or when torch took no
+    fake for it (skipped() says why)."""
     torch_op = to_torch_op(op)
     qualified = _qualified_of(torch_op)
-    companion = _companions.get(qualified)
 
     def register(f: Callable[..., Any]) -> Callable[..., Any]:
         with _lock:
+            companion = _companions.get(qualified)
+            refused = _skipped.get(f"{companion or qualified} (fake)")
+            if refused is not None:
+                raise RuntimeError(f"[{qualified}] torch took no fake for this op: {refused}")
             if companion is None:
                 _torch_fakes[qualified] = f
             else:
@@ -597,8 +605,10 @@ def register_autograd(op: Any, backward: Callable[..., Any], *,
 
 
 def _on_define(qualified_name: str) -> None:
-    """Called by opreg.Library.define once opreg.torch is imported."""
+    """Called by opreg.Library.define once opreg.torch is imported: a name skipped before (its
+    schema refused, torch's op of that name since gone) is tried again."""
     with _lock:
+        _skipped.pop(qualified_name, None)
         _register_or_skip(qualified_name)
 
 

@@ -561,7 +561,10 @@ bool ReleaseImplLibraries(const std::string& owner) {
   auto it = ImplLibraries().find(owner);
   if (it == ImplLibraries().end()) return true;
   if (g_shim->delete_library == nullptr) return false;
-  for (TorchLibraryHandle lib : it->second) {
+  std::vector<TorchLibraryHandle>& libs = it->second;
+  while (!libs.empty()) {  // each handle forgotten once deleted, even if a later one fails
+    TorchLibraryHandle lib = libs.back();
+    libs.pop_back();
     Check(g_shim->delete_library(lib), "aoti_torch_delete_library_object");
   }
   ImplLibraries().erase(it);
@@ -618,9 +621,15 @@ void InitTorchBridge(py::module_& m) {
             return StrCat("a return is a ", r.type()->str());
           b->returns.push_back(slot);
         }
-        if (g_num_ops >= kMaxBridgedOps)
+        // An owner registered again (its op redefined) takes its slot back: its old kernels
+        // were deleted with their libraries, so nothing calls that trampoline for them now.
+        // The old BridgedOp is not freed: a call already running may still read it.
+        static auto* slots = new absl::flat_hash_map<std::string, size_t>();
+        auto slot = slots->find(owner);
+        if (slot == slots->end() && g_num_ops >= kMaxBridgedOps)
           return StrCat("more than ", kMaxBridgedOps, " bridged ops");
-        const size_t index = g_num_ops++;
+        const size_t index = slot != slots->end() ? slot->second : g_num_ops++;
+        (*slots)[owner] = index;
         g_ops[index].store(b.release(),
                            std::memory_order_release);  // lives as long as torch's kernel
         for (const std::string& key : keys) {

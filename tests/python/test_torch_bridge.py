@@ -544,6 +544,25 @@ def test_opcheck_flags_a_kernel_that_returns_its_input():
     lib._destroy()
 
 
+def test_a_skipped_name_is_tried_again_when_defined_again():
+    # Skipped while torch had an op of that name; defined again once torch's is gone, it is
+    # registered.
+    ns = f"bridge_ns{next(_ns)}"
+    torch_lib = torch.library.Library(ns, "DEF")
+    torch_lib.define("taken(Tensor x) -> Tensor")
+    lib = opreg.Library(ns, "DEF")
+    lib.define("taken(Tensor x) -> Tensor")
+    assert "torch already has" in opreg_torch.skipped()[f"{ns}::taken"]
+    torch_lib._destroy()
+    lib._destroy()
+    lib = opreg.Library(ns, "DEF")
+    lib.define("taken(Tensor x) -> Tensor")
+    lib.impl("taken", lambda x: np.asarray(x) * 2, "CPU")
+    assert f"{ns}::taken" not in opreg_torch.skipped()
+    assert getattr(torch.ops, ns).taken(torch.ones(2)).tolist() == [2.0, 2.0]
+    lib._destroy()
+
+
 def test_names_torch_already_has_are_skipped_with_a_reason():
     for name, why in opreg_torch.skipped().items():
         assert why, name
