@@ -38,7 +38,9 @@ and, when it mutates arguments, bumps their version counters (an ADInplaceOrView
 torch.library.custom_op's ops do.
 
 An op defined again with another schema (its Library destroyed, then defined anew: a pytest
-fixture, a module reloaded) is redefined in torch too, its old torch registrations undone.
+fixture, a module reloaded) is redefined in torch too, its old torch registrations undone. A
+torch op object taken before must be looked up again (torch parses its arguments with the old
+schema: calling it can crash, as after a torch.library redefinition).
 
 `register_autograd(op, backward, setup_context=...)` takes torch.library's signature; an op
 without one raises torch's usual error when a gradient is required through it.
