@@ -164,7 +164,6 @@ void RethrowNamingOp(const OperatorName& op, const Error& error) {
               error.line());
 }
 
-
 const KernelFunction& RedirectToCallBoxed() {
   static const KernelFunction* k = new KernelFunction(KernelFunction::FromBoxed(
       [](const OperatorHandle& op, Stack* stack) { op.CallBoxed(stack); }));

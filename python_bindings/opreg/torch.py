@@ -255,17 +255,22 @@ def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]
             return type(t)(from_meta(e, device) for e in t)
         return t
 
+    def on_hints(args: Sequence[Any], kwargs: Dict[str, Any]) -> Tuple[bool, Any]:
+        """(True, the Meta kernel's result) on the sizes of the example traced, read without
+        guards; (False, None) when a size has no value there (a data-dependent one)."""
+        try:
+            meta_args = [to_meta_unguarded(a) for a in args]
+            meta_kwargs = {k: to_meta_unguarded(v) for k, v in kwargs.items()}
+        except _NoHint:
+            return False, None
+        with returning_opreg_tensors():
+            return True, opreg_op(*meta_args, **meta_kwargs)
+
     def check_only(args: Sequence[Any], kwargs: Dict[str, Any]) -> None:
         if _meta_origin(opreg_op) not in _META_SAFE:
             return  # no Meta kernel: nothing checks the arguments, as in torch's fake for the op
         try:
-            meta_args = [to_meta_unguarded(a) for a in args]
-            meta_kwargs = {k: to_meta_unguarded(v) for k, v in kwargs.items()}
-        except _NoHint:  # a data-dependent size: nothing to check it against
-            return
-        try:
-            with returning_opreg_tensors():
-                opreg_op(*meta_args, **meta_kwargs)
+            on_hints(args, kwargs)
         except NotImplementedError:
             pass  # a composite kernel calls an op without a Meta kernel: nothing to check with
 
@@ -273,13 +278,9 @@ def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]
                  kwargs: Dict[str, Any]) -> Any:
         """Returns of the op's symbolic shapes and its Meta kernel's dtypes; None when a size
         has no value in the example (the Meta kernel cannot run on it)."""
-        try:
-            meta_args = [to_meta_unguarded(a) for a in args]
-            meta_kwargs = {k: to_meta_unguarded(v) for k, v in kwargs.items()}
-        except _NoHint:
+        ran, result = on_hints(args, kwargs)
+        if not ran:
             return None
-        with returning_opreg_tensors():
-            result = opreg_op(*meta_args, **meta_kwargs)
         results = [result] if single else list(result)
         shapes = symbolic_shapes(*args, **kwargs)
         device = first_device(args, kwargs)

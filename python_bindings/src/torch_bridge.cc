@@ -539,35 +539,40 @@ constexpr std::array<BoxedFn, sizeof...(I)> MakeTrampolines(std::index_sequence<
 constexpr std::array<BoxedFn, kMaxBridgedOps> kTrampolines =
     MakeTrampolines(std::make_index_sequence<kMaxBridgedOps>());
 
-// torch IMPL libraries per owner (the torch op whose kernels they hold, "ns::name[.overload]"):
-// kept until ReleaseImplLibraries, which undoes those kernels (the opreg op was redefined).
-absl::flat_hash_map<std::string, std::vector<TorchLibraryHandle>>& ImplLibraries() {
-  static auto* libs = new absl::flat_hash_map<std::string, std::vector<TorchLibraryHandle>>();
-  return *libs;
+// What the bridge keeps per owner (the torch op whose kernels it registered,
+// "ns::name[.overload]"): the trampoline slot, taken back when the owner registers again (its op
+// redefined), and the torch IMPL libraries holding the kernels, kept until
+// ReleaseImplLibraries undoes them.
+struct Owner {
+  size_t slot;
+  std::vector<TorchLibraryHandle> libs;
+};
+
+absl::flat_hash_map<std::string, Owner>& Owners() {
+  static auto* owners = new absl::flat_hash_map<std::string, Owner>();
+  return *owners;
 }
 
-TorchLibraryHandle NewImplLibrary(const std::string& owner, const std::string& ns,
-                                  const std::string& key) {
+TorchLibraryHandle NewImplLibrary(Owner& owner, const std::string& ns, const std::string& key) {
   TorchLibraryHandle lib = nullptr;
   Check(g_shim->library_init_impl(ns.c_str(), key.c_str(), __FILE__, __LINE__, &lib),
         "aoti_torch_library_init_impl");
-  ImplLibraries()[owner].push_back(lib);
+  owner.libs.push_back(lib);
   return lib;
 }
 
 // True when the kernels are gone (or there were none); false when this torch cannot delete a
 // library, and they stay registered.
 bool ReleaseImplLibraries(const std::string& owner) {
-  auto it = ImplLibraries().find(owner);
-  if (it == ImplLibraries().end()) return true;
+  auto it = Owners().find(owner);
+  if (it == Owners().end() || it->second.libs.empty()) return true;
   if (g_shim->delete_library == nullptr) return false;
-  std::vector<TorchLibraryHandle>& libs = it->second;
+  std::vector<TorchLibraryHandle>& libs = it->second.libs;
   while (!libs.empty()) {  // each handle forgotten once deleted, even if a later one fails
     TorchLibraryHandle lib = libs.back();
     libs.pop_back();
     Check(g_shim->delete_library(lib), "aoti_torch_delete_library_object");
   }
-  ImplLibraries().erase(it);
   return true;
 }
 
@@ -624,16 +629,17 @@ void InitTorchBridge(py::module_& m) {
         // An owner registered again (its op redefined) takes its slot back: its old kernels
         // were deleted with their libraries, so nothing calls that trampoline for them now.
         // The old BridgedOp is not freed: a call already running may still read it.
-        static auto* slots = new absl::flat_hash_map<std::string, size_t>();
-        auto slot = slots->find(owner);
-        if (slot == slots->end() && g_num_ops >= kMaxBridgedOps)
+        auto known = Owners().find(owner);
+        if (known == Owners().end() && g_num_ops >= kMaxBridgedOps)
           return StrCat("more than ", kMaxBridgedOps, " bridged ops");
-        const size_t index = slot != slots->end() ? slot->second : g_num_ops++;
-        (*slots)[owner] = index;
+        Owner& o = known != Owners().end() ? known->second
+                                           : Owners().emplace(owner, Owner{g_num_ops++, {}})
+                                                 .first->second;
+        const size_t index = o.slot;
         g_ops[index].store(b.release(),
                            std::memory_order_release);  // lives as long as torch's kernel
         for (const std::string& key : keys) {
-          Check(g_shim->library_impl(NewImplLibrary(owner, torch_ns, key), torch_name.c_str(),
+          Check(g_shim->library_impl(NewImplLibrary(o, torch_ns, key), torch_name.c_str(),
                                      kTrampolines[index]),
                 "aoti_torch_library_impl");
         }
