@@ -5,8 +5,10 @@ No-op ops with 1 and 3 tensor arguments, all in the same run:
 - `opreg.ops` (C++ no-op kernel) with opreg.Tensor, NumPy and torch arguments, and a Python
   no-op kernel registered with opreg.Library; a plain Python function call for scale;
 - when torch is installed: the same C++ op as `torch.ops._opreg_test.*` through opreg.torch;
-  a native libtorch `TORCH_LIBRARY` C++ no-op op, built here with torch.utils.cpp_extension
-  (about a minute; `--no-native` skips it); `torch.ops` on ops defined with torch.library
+  a native libtorch `TORCH_LIBRARY` C++ no-op op and the same op written against torch's stable
+  ABI (`STABLE_TORCH_LIBRARY`, the only way one compiled wheel serves several torch versions),
+  both built here with torch.utils.cpp_extension (a minute or two; `--no-native` skips them);
+  `torch.ops` on ops defined with torch.library
   (define + impl, Python kernel) and torch.library.custom_op; torch.ops.aten.add;
 - when apache-tvm-ffi is installed (PyPI): its C++ no-op function `testing.nop` with torch
   and NumPy arguments.
@@ -71,11 +73,27 @@ def measure_rounds(calls: List[tuple], groups: List[List[int]], iters: int,
     return out
 
 
+def timing_groups(pairs: List[List[Optional[int]]], n: int) -> List[List[int]]:
+    """measure_rounds' groups for calls 0..n-1: the compared pairs (None for a row the run
+    lacks: that pair is dropped), pairs that share a call merged into one group so that every
+    call is timed once per round, then every other call alone."""
+    groups: List[List[int]] = []
+    for pair in pairs:
+        if None in pair:
+            continue
+        touching = [g for g in groups if set(g) & set(pair)]
+        merged = [k for g in touching for k in g]
+        merged += [k for k in pair if k not in merged]
+        groups = [g for g in groups if g not in touching] + [merged]
+    grouped = {k for g in groups for k in g}
+    return groups + [[k] for k in range(n) if k not in grouped]
+
+
 def compare(rounds: Dict[tuple, List[int]], label: str, num: str, den: str,
-            target: float) -> Optional[Dict[str, Any]]:
+            target: Optional[float]) -> Optional[Dict[str, Any]]:
     """The ratio of row `num` to row `den` from their per-round times (`rounds[(row, arity)]`):
     of their best rounds, and the median of the per-round ratios, for each arity both rows have.
-    None when they share no arity."""
+    None when they share no arity. `target` None: a pair shown for scale."""
     entry: Dict[str, Any] = {"comparison": label, "target_at_most": target}
     for arity in (1, 3):
         n, d = rounds.get((num, arity)), rounds.get((den, arity))
@@ -91,7 +109,8 @@ def format_comparison(c: Dict[str, Any], width: int) -> str:
     cells = [f"{c[f'best_ratio_{a}']:.3f} ({c[f'median_ratio_{a}']:.3f})"
              if f"best_ratio_{a}" in c else "-" for a in (1, 3)]
     return (f"{c['comparison']:<{width}}  1 tensor {cells[0]:>15}  3 tensors {cells[1]:>15}"
-            f"  target <= {c['target_at_most']:.2f}")
+            + (f"  target <= {c['target_at_most']:.2f}" if c["target_at_most"] is not None
+               else "  (for scale)"))
 
 
 _NATIVE_SOURCE = r"""
@@ -119,15 +138,62 @@ TORCH_LIBRARY_IMPL(bench_native, CUDA, m) {
 """
 
 
-def _native_torch_ops() -> Any:
-    """torch.ops.bench_native: no-op ops written against libtorch, built and loaded here."""
+# The same no-op ops against torch's stable ABI: what a kernel library shipping one binary for
+# several torch versions writes, and what opreg.torch's bridge is built on (each tensor argument
+# crosses as a heap-allocated handle read through the shim's C functions).
+_STABLE_SOURCE = r"""
+#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/tensor.h>
+
+namespace {
+void noop1(torch::stable::Tensor) {}
+void noop3(torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor) {}
+}  // namespace
+
+STABLE_TORCH_LIBRARY(bench_stable, m) {
+  m.def("noop1(Tensor a) -> ()");
+  m.def("noop3(Tensor a, Tensor b, Tensor c) -> ()");
+}
+
+STABLE_TORCH_LIBRARY_IMPL(bench_stable, CPU, m) {
+  m.impl("noop1", TORCH_BOX(&noop1));
+  m.impl("noop3", TORCH_BOX(&noop3));
+}
+
+STABLE_TORCH_LIBRARY_IMPL(bench_stable, CUDA, m) {
+  m.impl("noop1", TORCH_BOX(&noop1));
+  m.impl("noop3", TORCH_BOX(&noop3));
+}
+"""
+
+
+def _built_torch_ops(name: str, namespace: str, source: str, what: str) -> Any:
+    """torch.ops.<namespace>: the no-op ops of `source`, built with cpp_extension and loaded."""
     import torch
     from torch.utils.cpp_extension import load_inline
 
-    print("building the native TORCH_LIBRARY op with torch.utils.cpp_extension ...", flush=True)
-    load_inline(name="opreg_bench_native", cpp_sources=[_NATIVE_SOURCE], is_python_module=False,
-                extra_cflags=["-O2"], verbose=False)
-    return torch.ops.bench_native
+    print(f"building the {what} op with torch.utils.cpp_extension ...", flush=True)
+    load_inline(name=name, cpp_sources=[source], is_python_module=False, extra_cflags=["-O2"],
+                verbose=False)
+    return getattr(torch.ops, namespace)
+
+
+def _native_torch_ops() -> Any:
+    """torch.ops.bench_native: no-op ops written against libtorch."""
+    return _built_torch_ops("opreg_bench_native", "bench_native", _NATIVE_SOURCE,
+                            "native TORCH_LIBRARY")
+
+
+def _stable_torch_ops() -> Optional[Any]:
+    """torch.ops.bench_stable: the no-op ops written against torch's stable ABI; None (with the
+    reason printed) on a torch whose stable headers lack what they use."""
+    try:
+        return _built_torch_ops("opreg_bench_stable", "bench_stable", _STABLE_SOURCE,
+                                "STABLE_TORCH_LIBRARY")
+    except Exception as e:  # a compile error: this torch's stable ABI is older
+        print(f"skipping the STABLE_TORCH_LIBRARY row: it does not build with this torch "
+              f"({str(e).splitlines()[0] if str(e) else type(e).__name__})", flush=True)
+        return None
 
 
 # The targets of docs/design.md's performance contracts: (comparison, row, row it is held
@@ -140,6 +206,14 @@ _COMPARISONS = [
     ("torch.ops via opreg.torch / native TORCH_LIBRARY op",
      "torch.ops through opreg.torch (opreg C++ kernel)",
      "torch.ops, native TORCH_LIBRARY C++ op (cpp_extension)", 1.2),
+    # For scale, no target: how far the bridge is from the cheapest op one binary can register
+    # in every torch (the stable ABI's own no-op).
+    ("torch.ops via opreg.torch / native STABLE_TORCH_LIBRARY op",
+     "torch.ops through opreg.torch (opreg C++ kernel)",
+     "torch.ops, native STABLE_TORCH_LIBRARY C++ op (cpp_extension)", None),
+    ("native STABLE_TORCH_LIBRARY op / native TORCH_LIBRARY op",
+     "torch.ops, native STABLE_TORCH_LIBRARY C++ op (cpp_extension)",
+     "torch.ops, native TORCH_LIBRARY C++ op (cpp_extension)", None),
 ]
 
 
@@ -240,6 +314,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             native = _native_torch_ops()
             cases.append(("torch.ops, native TORCH_LIBRARY C++ op (cpp_extension)", native.noop1,
                           (tx,), native.noop3, (tx, ty, tz)))
+            stable = _stable_torch_ops()
+            if stable is not None:
+                cases.append(("torch.ops, native STABLE_TORCH_LIBRARY C++ op (cpp_extension)",
+                              stable.noop1, (tx,), stable.noop3, (tx, ty, tz)))
         cases += [
             ("torch.ops, torch.library define+impl (Python kernel)", torch.ops.bench_torch.noop1,
              (tx,), torch.ops.bench_torch.noop3, (tx, ty, tz)),
@@ -272,15 +350,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             flat.append((i, 3, f3, a3))
     # Timing order: each compared pair back to back (per arity), the other rows alone.
     where = {(cases[i][0], arity): k for k, (i, arity, _, _) in enumerate(flat)}
-    groups: List[List[int]] = []
-    paired = set()
-    for _, num, den, _ in _COMPARISONS:
-        for arity in (1, 3):
-            pair = [where.get((num, arity)), where.get((den, arity))]
-            if None not in pair:
-                groups.append(pair)
-                paired.update(pair)
-    groups += [[k] for k in range(len(flat)) if k not in paired]
+    groups = timing_groups([[where.get((num, arity)), where.get((den, arity))]
+                            for _, num, den, _ in _COMPARISONS for arity in (1, 3)], len(flat))
     timed = measure_rounds([(f, a) for _, _, f, a in flat], groups, args.iters, args.repeats)
     rows = [{"case": c[0]} for c in cases]
     rounds: Dict[tuple, List[int]] = {}  # (case, arity) -> the op's time in each round

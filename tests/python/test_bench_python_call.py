@@ -71,3 +71,15 @@ def test_the_call_benchmark_refuses_zero_rounds():
                        text=True, timeout=120)
     assert r.returncode == 2
     assert "--iters and --repeats must be at least 1 (got 200000 and 0)" in r.stderr
+
+
+def test_pairs_sharing_a_row_are_timed_as_one_group_so_each_row_runs_once_a_round(bench):
+    groups = bench.timing_groups([[0, 1], [0, 2], [2, 1], [3, None], [4, 5]], 7)
+    assert groups == [[0, 1, 2], [4, 5], [3], [6]]
+    assert sorted(k for g in groups for k in g) == list(range(7))
+
+
+def test_a_pair_without_a_target_is_shown_for_scale(bench):
+    c = bench.compare({("a", 1): [3], ("b", 1): [2]}, "a / b", "a", "b", None)
+    assert c["target_at_most"] is None
+    assert bench.format_comparison(c, 5).endswith("(for scale)")
