@@ -7,9 +7,12 @@
 Importing this module registers every op opreg knows (built-in, loaded from a C++ library,
 defined from Python) with torch's dispatcher as `torch.ops.<ns>.<name>.<overload>`, with its
 schema (opreg prints schemas exactly as torch does), and keeps doing so for ops defined later
-through `opreg.Library` / `opreg.custom_op` or loaded with `opreg.load_library` (a C++ kernel
-library, TORCH_LIBRARY sources built on opreg::torch_compat included); `sync()` picks up ops
-that C++ code registered otherwise (a library loaded with ctypes, say). An op without tensor
+through `opreg.Library` / `opreg.custom_op` or by C++ code: a kernel library (TORCH_LIBRARY
+sources built on opreg::torch_compat included) loaded with `opreg.load_library`,
+`torch.ops.load_library`, ctypes or as an extension module has its ops in torch.ops by the
+time the call or import returns. (C++ definitions reach Python through the interpreter's main
+thread: ops a library defines while loading on another thread appear once the main thread
+runs Python code again; `sync()` registers them at once.) An op without tensor
 arguments gets a CompositeExplicitAutograd kernel (torch has no backend to dispatch it on).
 Each torch op gets:
 
@@ -66,7 +69,43 @@ from .custom_op import CUSTOM_OPS
 __all__ = ["python_kernels", "register_autograd", "register_fake", "registered", "skipped", "sync",
            "to_torch_op"]
 
-_lock = threading.RLock()
+
+
+class _Lock:
+    """The module's reentrant lock. The define callback runs at any bytecode boundary of the
+    main thread, so also inside the module's own registration code: there it leaves the names
+    here (defer), and the thread registers them as it releases the lock."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._owner: Optional[int] = None
+        self._depth = 0
+        self._deferred: List[str] = []
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        self._owner = threading.get_ident()
+        self._depth += 1
+
+    def __exit__(self, *exc: Any) -> None:
+        self._depth -= 1
+        deferred: List[str] = []
+        if self._depth == 0:
+            self._owner = None
+            deferred, self._deferred = self._deferred, []
+        self._lock.release()
+        if deferred:
+            _on_cpp_define(deferred)
+
+    def held_here(self) -> bool:
+        return self._owner == threading.get_ident()
+
+    def defer(self, names: List[str]) -> None:
+        """Called by the thread holding the lock."""
+        self._deferred.extend(names)
+
+
+_lock = _Lock()
 # Per op ("ns::name[.overload]"): the torch Libraries holding its definition, kernels and fake,
 # its companion op's too (_register_aliasing), destroyed together when the opreg op is redefined
 # with another schema; and the schema it was registered with.
@@ -633,6 +672,25 @@ def register_autograd(op: Any, backward: Callable[..., Any], *,
         _default_autograd[qualified] = lib  # a later register_autograd replaces it again
 
 
+def _on_cpp_define(names: List[str]) -> None:
+    """The define callback (opreg._C._on_cpp_define): ops just defined by any code, handed over
+    from the main thread at a bytecode boundary. Called inside this module's own registration
+    code, it leaves them for the lock's release."""
+    if _lock.held_here():
+        _lock.defer(names)
+        return
+    with _lock:
+        for qualified in names:
+            try:
+                text = _overload_of(qualified).schema
+            except AttributeError:
+                continue  # undefined again since
+            if qualified in _registered and _schemas.get(qualified) == text:
+                continue  # registered already (opreg.Library calls _on_define itself)
+            _skipped.pop(qualified, None)
+            _register_or_skip(qualified)
+
+
 def _on_define(qualified_name: str) -> None:
     """Called by opreg.Library.define once opreg.torch is imported: a name skipped before (its
     schema refused, torch's op of that name since gone) is tried again."""
@@ -642,3 +700,4 @@ def _on_define(qualified_name: str) -> None:
 
 
 sync()
+_C._on_cpp_define(_on_cpp_define)

@@ -11,6 +11,7 @@ PYBIND11_MODULE(_C, m) {
   InitTensor(m);
   InitFrameworkTensors(m);
   InitTorchBridge(m);
+  InitDefineListener(m);
   InitOps(m);
   InitLibrary(m);
   InitGraph(m);

@@ -28,6 +28,16 @@ namespace opreg::python {
 
 namespace py = pybind11;
 
+// True before the interpreter starts and once it shuts down: no Python C API call that needs a
+// running interpreter may be made. Callable from any thread, with or without the GIL.
+inline bool InterpreterGone() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return !Py_IsInitialized() || Py_IsFinalizing() != 0;
+#else
+  return !Py_IsInitialized() || _Py_IsFinalizing() != 0;
+#endif
+}
+
 // The C++ object behind `opreg.Tensor`. A proxy tensor of a graph capture is a meta tensor
 // with the id of its graph value and the capture that made it.
 struct PyTensor {
@@ -159,6 +169,8 @@ class OriginStreamScope {
 };
 void InitFrameworkTensors(py::module_& m);
 void InitTorchBridge(py::module_& m);
+// ---- define_listener.cc ----
+void InitDefineListener(py::module_& m);
 
 // ---- convert.cc ----
 // How one schema type converts from Python (precomputed per argument).

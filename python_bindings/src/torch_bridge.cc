@@ -414,7 +414,7 @@ class GilForReleases {
 
   // Called when the scope's tensors are about to be given back.
   void TakeFor(const RecycleScope& scope) {
-    if (taken_ != nullptr || scope.size() < 2 || !Py_IsInitialized() || Finalizing()) return;
+    if (taken_ != nullptr || scope.size() < 2 || InterpreterGone()) return;
     // The thread's own state, restored and saved directly: what PyGILState_Ensure/Release do
     // for a thread that has a state and released the GIL, without their bookkeeping.
     PyThreadState* own = PyGILState_GetThisThreadState();
@@ -424,13 +424,6 @@ class GilForReleases {
   }
 
  private:
-  static bool Finalizing() {
-#if PY_VERSION_HEX >= 0x030D0000
-    return Py_IsFinalizing() != 0;
-#else
-    return _Py_IsFinalizing() != 0;
-#endif
-  }
   // The state of the thread holding the GIL (3.11: of any thread; 3.12 on: of this one), null
   // when none; never fails.
   static PyThreadState* CurrentThreadState() {

@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <mutex>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/library.h"
@@ -297,5 +300,39 @@ TEST_CASE("tags and custom classes are validated", "[library]") {
   lib.def("k(__torch__.torch.classes.tagged.Handle h) -> ()");
   CHECK(Dispatcher::Get().IsClassRegistered("tagged.Handle"));
 }
+
+// Define listeners live for the process: these record only their own namespace.
+std::mutex g_heard_mu;
+std::vector<std::string> g_heard;
+
+TEST_CASE("define listeners hear each op defined, after it is defined", "[library]") {
+  static bool added = false;
+  if (!added) {
+    added = true;
+    Dispatcher::Get().AddDefineListener([](const opreg::OperatorName& name) {
+      if (name.ns() != "heard") return;
+      // Called without the dispatcher's lock: the op can be looked up from here.
+      const bool found = Dispatcher::Get().FindOp(name.str()).has_value();
+      std::lock_guard<std::mutex> lock(g_heard_mu);
+      g_heard.push_back(name.str() + (found ? "" : " (not found)"));
+    });
+    Dispatcher::Get().AddDefineListener([](const opreg::OperatorName& name) {
+      if (name.ns() == "heard") throw std::runtime_error("a broken listener");
+    });
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_heard_mu);
+    g_heard.clear();
+  }
+  Library lib(Library::DEF, "heard", std::nullopt, "heard.cc", 1);
+  lib.def("f(Tensor x) -> Tensor");
+  lib.def("f.two(Tensor x, int k) -> Tensor");
+  // A refused definition is not heard of; the broken listener loses no definition.
+  CHECK_THROWS(lib.def("f(Tensor x) -> Tensor"));
+  CHECK(Dispatcher::Get().FindOp("heard::f.two").has_value());
+  std::lock_guard<std::mutex> lock(g_heard_mu);
+  CHECK(g_heard == std::vector<std::string>{"heard::f", "heard::f.two"});
+}
+
 
 }  // namespace

@@ -162,10 +162,11 @@ def test_ops_defined_later_from_python_are_torch_ops_and_compile():
     lib._destroy()
 
 
-def test_an_op_redefined_unseen_is_checked_against_its_new_schema():
-    # Redefined where opreg.torch does not see it (C++ code, until sync()), the torch op keeps the
-    # kernel and schema it was given first; opreg checks each call against the op's current
-    # definition, so a call made for the old schema is an error, not a misread stack.
+def test_an_op_redefined_by_cpp_code_is_followed_and_checked_until_then():
+    # C++ code redefines the op. Until opreg.torch hears of it (here: while it is busy), the
+    # torch op keeps the kernel and schema it was given first, and opreg checks each call
+    # against the op's current definition, so a call made for the old schema is an error, not
+    # a misread stack. Once heard of, the torch op has the new schema.
     ns = f"bridge_ns{next(_ns)}"
     lib = opreg.Library(ns, "DEF")
     lib.define("redef(Tensor x) -> Tensor")
@@ -174,11 +175,15 @@ def test_an_op_redefined_unseen_is_checked_against_its_new_schema():
     torch.testing.assert_close(op(torch.ones(2)), torch.full((2,), 2.0))
     lib._destroy()
     lib = opreg.Library(ns, "DEF")
-    lib._c().define("redef(Tensor x, Tensor y) -> Tensor", [], __file__, 1)  # as C++ would
-    lib.impl("redef", lambda x, y: np.asarray(x) + np.asarray(y), "CPU")
-    expected = rf"\[{ns}::redef\] argument 'y' \(#1\): expected a value, got nothing"
-    with pytest.raises((RuntimeError, TypeError), match=expected):
+    with opreg_torch._lock:
+        lib._c().define("redef(Tensor x, Tensor y) -> Tensor", [], __file__, 1)  # as C++ would
+        lib.impl("redef", lambda x, y: np.asarray(x) + np.asarray(y), "CPU")
+        expected = rf"\[{ns}::redef\] argument 'y' \(#1\): expected a value, got nothing"
+        with pytest.raises((RuntimeError, TypeError), match=expected):
+            op(torch.ones(2))
+    with pytest.raises(RuntimeError, match="missing value for argument 'y'"):
         op(torch.ones(2))
+    torch.testing.assert_close(op(torch.ones(2), torch.ones(2)), torch.full((2,), 2.0))
     lib._destroy()
 
 
@@ -576,6 +581,24 @@ def test_an_op_object_taken_before_a_redefinition_stays_safe_to_call(tmp_path):
     script.write_text(_STALE_OP_SCRIPT)
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), (r.returncode, r.stderr[-2000:])
+
+
+def test_ops_heard_of_while_opreg_torch_registers_are_registered_as_it_finishes():
+    # The define callback runs at any bytecode boundary of the main thread, also inside
+    # opreg.torch's own registration code: there it leaves the names for the lock's release.
+    ns = f"bridge_ns{next(_ns)}"
+    lib = opreg.Library(ns, "DEF")
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda x: np.asarray(x) * 2, "CPU")
+    qualified = f"{ns}::f"
+    opreg_torch._unregister(qualified)  # as if torch had not heard of it yet
+    assert qualified not in opreg_torch.registered()
+    with opreg_torch._lock:
+        opreg_torch._on_cpp_define([qualified])
+        assert qualified not in opreg_torch.registered()
+    assert qualified in opreg_torch.registered()
+    assert getattr(torch.ops, ns).f(torch.ones(2)).tolist() == [2.0, 2.0]
+    lib._destroy()
 
 
 def test_opcheck_flags_a_kernel_that_returns_its_input():

@@ -81,9 +81,10 @@ def torch_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build / "libcompat_kernels.so"
 
 
-def _run_checks(backend: str, library: Path) -> Dict[str, object]:
+def _run_checks(backend: str, library: Path, loader: str = "opreg") -> Dict[str, object]:
     r = subprocess.run([sys.executable, str(CHECKS), "--backend", backend, "--library",
-                        str(library)], capture_output=True, text=True, timeout=600)
+                        str(library), "--loader", loader], capture_output=True, text=True,
+                       timeout=600)
     assert r.returncode == 0, f"checks.py --backend {backend} failed:\n{r.stdout}\n{r.stderr}"
     return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -101,6 +102,16 @@ def test_opreg_build_passes_every_check(opreg_results: Dict[str, object]) -> Non
     assert schemas["compat_kernels::static_scaled_fp8_quant.default"] == (
         "compat_kernels::static_scaled_fp8_quant(Tensor($0! -> ) result, Tensor input, "
         "Tensor scale, (int, int)? group_shape=None) -> ()")
+
+
+def test_opreg_build_loads_with_torch_ops_load_library(
+        opreg_build: Path, opreg_results: Dict[str, object]) -> None:
+    # As a libtorch build is loaded: with opreg.torch imported, the library's ops are in
+    # torch.ops by the time torch.ops.load_library returns.
+    results = _run_checks("opreg", opreg_build, loader="torch")
+    assert results["loader"] == "torch"
+    assert results["checks"] == opreg_results["checks"]
+    assert results["schemas"] == opreg_results["schemas"]
 
 
 def test_libtorch_build_agrees(torch_build: Path, opreg_results: Dict[str, object]) -> None:

@@ -5,7 +5,8 @@ against torch.ops as a test of the libtorch build would be. Run as a script in a
     python checks.py --backend opreg --library build-opreg/libcompat_kernels.so
 
 `torch` loads the library with torch.ops.load_library (it was built against libtorch); `opreg`
-with opreg.load_library after importing opreg.torch (it was built against opreg::torch_compat).
+imports opreg.torch, then loads the library (built against opreg::torch_compat) with
+opreg.load_library, or with torch.ops.load_library as the libtorch build is (`--loader torch`).
 Everything after loading is the same code. Prints one JSON line: the checks that ran and the
 schema of every op, for the caller to compare across backends. Exits non-zero on a failure.
 """
@@ -299,6 +300,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--backend", choices=("torch", "opreg"), required=True)
     parser.add_argument("--library", required=True)
+    parser.add_argument("--loader", choices=("torch", "opreg"), default="opreg",
+                        help="with --backend opreg: what loads the library")
     args = parser.parse_args()
     if args.backend == "torch":
         torch.ops.load_library(args.library)
@@ -306,12 +309,16 @@ def main() -> int:
         import opreg
         import opreg.torch  # noqa: F401 - opreg ops become torch ops
 
-        opreg.load_library(args.library)
+        if args.loader == "torch":
+            torch.ops.load_library(args.library)  # the ops reach torch.ops as it returns
+        else:
+            opreg.load_library(args.library)
     ran = []
     for fn in CHECKS:
         fn()
         ran.append(fn.__name__)
-    print(json.dumps({"backend": args.backend, "checks": ran, "schemas": schemas()}))
+    print(json.dumps({"backend": args.backend, "loader": args.loader, "checks": ran,
+                      "schemas": schemas()}))
     return 0
 
 

@@ -249,6 +249,16 @@ class Dispatcher {
                                                          SymmMemRequirement requirement,
                                                          SourceLocation where);
 
+  // ---- Listening ----
+  // What is told of each op defined from now on: its name, after Define() succeeded, on the
+  // defining thread, with no dispatcher lock held (it may look ops up). Language bindings use
+  // it to follow ops that C++ libraries define when they are loaded. A listener must be
+  // thread-safe (ops can be defined from several threads) and must not throw: an exception is
+  // logged and dropped, the definition stands. Listeners live for the process (there is no
+  // removal). Thread-safe.
+  using DefineListener = std::function<void(const OperatorName&)>;
+  void AddDefineListener(DefineListener listener);
+
   // ---- Queries ----
   // The out variant linked to a functional op, if any.
   std::optional<OutVariantLink> OutVariantOf(const OperatorName& functional) const;
@@ -273,6 +283,8 @@ class Dispatcher {
   void SetOutVariantLocked(OperatorEntry& functional, std::optional<OutVariantInfo> info);
   absl::Status CheckKernelFitsLocked(const OperatorEntry& entry, const KernelRegistration& k) const;
   void UndefineLocked(OperatorEntry& entry);
+  absl::StatusOr<RegistrationHandle> DefineUnnotified(FunctionSchema schema,
+                                                      DefineOptions options);
 
   mutable std::mutex mu_;
   // The name -> entry map is copied on write and published atomically; old maps are retired.
@@ -284,6 +296,8 @@ class Dispatcher {
   absl::flat_hash_map<std::string, SourceLocation> libraries_;
   absl::flat_hash_map<std::string, SourceLocation> classes_;
   uint64_t next_registration_id_ = 1;
+  std::mutex listeners_mu_;  // not mu_: listeners run with mu_ released
+  std::vector<DefineListener> define_listeners_;
 };
 
 }  // namespace opreg
