@@ -42,9 +42,8 @@ torch.library.custom_op's ops do.
 
 An op defined again with another schema (its Library destroyed, then defined anew: a pytest
 fixture, a module reloaded) is redefined in torch too, its old torch registrations undone. A
-torch op object taken before stays safe to call: it calls the new definition, or raises torch's
-error naming the new schema when its arguments no longer fit (after a torch.library
-redefinition, such an object can crash the process).
+torch op object taken before must be looked up again (torch parses its arguments with the old
+schema: calling it can crash, as after a torch.library redefinition).
 
 `register_autograd(op, backward, setup_context=...)` takes torch.library's signature; an op
 without one raises torch's usual error when a gradient is required through it.
@@ -115,10 +114,6 @@ _companions: Dict[str, str] = {}  # op -> its companion op, "opreg_mut::..."
 # Per op: the Library holding its default autograd kernel (a backward that raises), dropped
 # when register_autograd gives the op a real one.
 _default_autograd: Dict[str, torch.library.Library] = {}
-# Per namespace: a Library never destroyed, holding a fallthrough kernel for every torch op
-# opreg.torch defined there (_anchor), and the ops anchored so far.
-_anchor_libs: Dict[str, torch.library.Library] = {}
-_anchored: set = set()
 _registered: Dict[str, Any] = {}  # "ns::name.overload" -> torch OpOverload
 _skipped: Dict[str, str] = {}  # "ns::name.overload" -> why
 
@@ -135,25 +130,6 @@ def _library(owner: str, ns: str) -> torch.library.Library:
     lib = torch.library.Library(ns, "FRAGMENT")
     _op_libs.setdefault(owner, []).append(lib)
     return lib
-
-
-def _anchor(ns: str, target: str) -> None:
-    """Keeps torch's record of op `ns::target` alive when its definition is undone.
-
-    A torch op object (OpOverload) holds a handle to that record, and torch frees the record
-    once it has no definition and no kernel, leaving the handle dangling (calling the object
-    then crashes: pytorch/pytorch#98537). The anchor is a kernel that never goes: a fallthrough
-    for BackendSelect, where every op already falls through, so it changes no call. An op
-    object taken before opreg redefines the op then calls the new definition, or fails with
-    torch's error naming the schema."""
-    qualified = f"{ns}::{target}"
-    if qualified in _anchored:
-        return
-    lib = _anchor_libs.get(ns)
-    if lib is None:
-        lib = _anchor_libs[ns] = torch.library.Library(ns, "FRAGMENT")
-    lib.impl(target, torch.library.fallthrough_kernel, "BackendSelect")
-    _anchored.add(qualified)
 
 
 def _torch_has(qualified: str) -> bool:
@@ -500,7 +476,6 @@ def _register_aliasing(qualified: str, opreg_op: Any, text: str, schema: Any,
     arguments = text.split("::", 1)[1][len(rest):].rsplit(" -> ", 1)[0]
     clib = _library(qualified, _COMPANION_NS)
     clib.define(f"{companion}{arguments} -> ()")
-    _anchor(_COMPANION_NS, companion)
     companion_qualified = f"{_COMPANION_NS}::{companion}"
     companion_schema = torch._C.parse_schema(f"{companion_qualified}{arguments} -> ()")
     _companions[qualified] = companion_qualified
@@ -560,7 +535,6 @@ def _register(qualified: str) -> None:
         return
     schema = torch._C.parse_schema(text)
     target = f"{name}.{overload}" if overload else name
-    _anchor(ns, target)
     if any(i is not None for i in _aliased_returns(schema)):
         _register_aliasing(qualified, opreg_op, text, schema, lib, target)
     else:
