@@ -127,6 +127,8 @@ absl::StatusOr<RegistrationHandle> Dispatcher::Define(FunctionSchema schema,
       listener(name);
     } catch (const std::exception& e) {  // the definition stands; the listener's problem
       Logger().error("a define listener failed for {}: {}", name.str(), e.what());
+    } catch (...) {
+      Logger().error("a define listener failed for {} (not a std::exception)", name.str());
     }
   }
   return handle;

@@ -53,6 +53,7 @@ and listed in `skipped()` with the reason. This module needs torch; opreg itself
 """
 from __future__ import annotations
 
+import atexit
 import operator
 import os
 import threading
@@ -548,7 +549,11 @@ def _register_or_skip(qualified: str) -> None:
     take never keeps the others out."""
     try:
         _register(qualified)
-    except Exception as e:  # noqa: BLE001 - any failure of one op is reported, not raised
+    except BaseException as e:
+        if qualified not in _registered:
+            _unregister(qualified)  # no half-made torch op left to block a later attempt
+        if not isinstance(e, Exception):
+            raise  # an interrupt: the op stays unregistered, a later sync() or define retries
         _skipped.setdefault(qualified, f"{type(e).__name__}: {e}")
 
 
@@ -654,15 +659,19 @@ def _on_cpp_define(names: List[str]) -> None:
         _lock.defer(names)
         return
     with _lock:
-        for qualified in names:
+        for i, qualified in enumerate(names):
             try:
-                text = _overload_of(qualified).schema
-            except AttributeError:
-                continue  # undefined again since
-            if qualified in _registered and _schemas.get(qualified) == text:
-                continue  # registered already (opreg.Library calls _on_define itself)
-            _skipped.pop(qualified, None)
-            _register_or_skip(qualified)
+                try:
+                    text = _overload_of(qualified).schema
+                except AttributeError:
+                    continue  # undefined again since
+                if qualified in _registered and _schemas.get(qualified) == text:
+                    continue  # registered already (opreg.Library calls _on_define itself)
+                _skipped.pop(qualified, None)
+                _register_or_skip(qualified)
+            except BaseException:  # an interrupt: the rest are handed over again later
+                _C._queue_defined(names[i:])
+                raise
 
 
 def _on_define(qualified_name: str) -> None:
@@ -673,5 +682,8 @@ def _on_define(qualified_name: str) -> None:
         _register_or_skip(qualified_name)
 
 
-sync()
+# The listener first: an op C++ code defines while sync() reads the list is then handed over
+# too (at a bytecode boundary inside sync(), so deferred to its end).
 _C._on_cpp_define(_on_cpp_define)
+atexit.register(_C._stop_define_listener)
+sync()

@@ -18,29 +18,37 @@
 namespace opreg::python {
 namespace {
 
-std::mutex g_mu;
-std::vector<std::string> g_pending;  // defined, not yet handed to the callback
-bool g_scheduled = false;            // a pending call is queued
-PyObject* g_callback = nullptr;      // strong reference, process lifetime (set with the GIL)
+// Never destroyed: a C++ thread may still define ops while the process exits.
+std::mutex& Mu() {
+  static auto* mu = new std::mutex();
+  return *mu;
+}
+std::vector<std::string>& Pending() {  // defined, not yet handed to the callback (under Mu())
+  static auto* pending = new std::vector<std::string>();
+  return *pending;
+}
+bool g_scheduled = false;        // a pending call is queued (under Mu())
+bool g_stopped = false;          // the interpreter is exiting: schedule nothing (under Mu())
+PyObject* g_callback = nullptr;  // strong reference, process lifetime (set with the GIL)
 
 int HandOver(void* /*unused*/);
 
-// Requires g_mu. A full queue of pending calls (rare: it holds 32) leaves the names queued for
-// the next definition to schedule.
+// Requires Mu(). A full queue of pending calls (rare: it holds 32) leaves the names queued for
+// the next definition to schedule (opreg.torch.sync() registers them at any time).
 void ScheduleLocked() {
-  if (g_scheduled || g_pending.empty() || InterpreterGone()) return;
+  if (g_scheduled || g_stopped || Pending().empty() || InterpreterGone()) return;
   if (Py_AddPendingCall(&HandOver, nullptr) == 0) g_scheduled = true;
 }
 
-// Runs on the main thread with the GIL held. Never fails (a failure here would surface as an
-// exception in whatever code the main thread happens to be running): the callback's errors
-// are reported as unraisable.
+// Runs on the main thread with the GIL held. The callback's errors are reported as unraisable
+// (they would otherwise surface in whatever code the main thread happens to run), except an
+// interrupt (KeyboardInterrupt, SystemExit), which is raised there as a signal's would be.
 int HandOver(void* /*unused*/) {
   std::vector<std::string> names;
   {
-    std::lock_guard<std::mutex> lock(g_mu);
+    std::lock_guard<std::mutex> lock(Mu());
     g_scheduled = false;
-    names.swap(g_pending);
+    names.swap(Pending());
   }
   if (names.empty() || g_callback == nullptr || InterpreterGone()) return 0;
   // The main thread may be in the middle of raising: keep its exception aside.
@@ -55,21 +63,30 @@ int HandOver(void* /*unused*/) {
       PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), s);
     }
   }
+  bool interrupted = false;
   if (list == nullptr || PyErr_Occurred()) {
     PyErr_WriteUnraisable(g_callback);
-  } else if (PyObject* r = PyObject_CallOneArg(g_callback, list); r == nullptr) {
+  } else if (PyObject* r = PyObject_CallOneArg(g_callback, list); r != nullptr) {
+    Py_DECREF(r);
+  } else if (PyErr_ExceptionMatches(PyExc_Exception)) {
     PyErr_WriteUnraisable(g_callback);
   } else {
-    Py_DECREF(r);
+    interrupted = true;  // the callback queued the names it did not get to
   }
   Py_XDECREF(list);
+  if (interrupted) {  // raised in the main thread's code, instead of what it was raising
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    return -1;
+  }
   PyErr_Restore(type, value, traceback);
   return 0;
 }
 
-void Queue(std::string name) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  g_pending.push_back(std::move(name));
+void Queue(std::vector<std::string> names) {
+  std::lock_guard<std::mutex> lock(Mu());
+  for (std::string& name : names) Pending().push_back(std::move(name));
   ScheduleLocked();
 }
 
@@ -86,12 +103,23 @@ void InitDefineListener(py::module_& m) {
           return;
         }
         Dispatcher::Get().AddDefineListener(
-            [](const OperatorName& name) { Queue(name.str()); });
+            [](const OperatorName& name) { Queue({name.str()}); });
       },
       py::arg("callback"),
       "Calls callback(names) from the main thread, soon after, for the ops defined from now on "
       "(by any code: C++ libraries as they load, opreg.Library); a second call replaces the "
       "callback.");
+  m.def(
+      "_queue_defined", [](std::vector<std::string> names) { Queue(std::move(names)); },
+      py::arg("names"),
+      "Hands `names` to the define callback again (it was interrupted before it got to them).");
+  m.def(
+      "_stop_define_listener",
+      [] {
+        std::lock_guard<std::mutex> lock(Mu());
+        g_stopped = true;
+      },
+      "Schedules no more hand-overs (the interpreter is exiting).");
 }
 
 }  // namespace opreg::python

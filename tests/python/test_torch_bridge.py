@@ -549,6 +549,28 @@ def test_ops_heard_of_while_opreg_torch_registers_are_registered_as_it_finishes(
     lib._destroy()
 
 
+def test_a_failed_registration_leaves_no_half_made_torch_op(monkeypatch):
+    # A failure after torch took the schema (here: registering the kernels) undoes the
+    # definition, so the op is not blocked as "torch already has an op of this name" later.
+    ns = f"bridge_ns{next(_ns)}"
+    qualified = f"{ns}::f"
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("kernels refused")
+
+    monkeypatch.setattr(opreg_torch, "_register_kernels", broken)
+    lib = opreg.Library(ns, "DEF")
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda x: np.asarray(x) * 2, "CPU")
+    assert "kernels refused" in opreg_torch.skipped()[qualified]
+    assert not opreg_torch._torch_has(qualified)
+    monkeypatch.undo()
+    opreg_torch._on_define(qualified)
+    assert qualified in opreg_torch.registered()
+    assert getattr(torch.ops, ns).f(torch.ones(2)).tolist() == [2.0, 2.0]
+    lib._destroy()
+
+
 def test_opcheck_flags_a_kernel_that_returns_its_input():
     # The kernel's result is the argument's own torch tensor, as a libtorch kernel's would be,
     # so torch sees the alias the schema does not declare, as it does for torch.library ops.
