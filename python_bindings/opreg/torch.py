@@ -70,7 +70,6 @@ __all__ = ["python_kernels", "register_autograd", "register_fake", "registered",
            "to_torch_op"]
 
 
-
 class _Lock:
     """The module's reentrant lock. The define callback runs at any bytecode boundary of the
     main thread, so also inside the module's own registration code: there it leaves the names
@@ -662,13 +661,10 @@ def _on_cpp_define(names: List[str]) -> None:
         for i, qualified in enumerate(names):
             try:
                 try:
-                    text = _overload_of(qualified).schema
+                    _overload_of(qualified)
                 except AttributeError:
                     continue  # undefined again since
-                if qualified in _registered and _schemas.get(qualified) == text:
-                    continue  # registered already (opreg.Library calls _on_define itself)
-                _skipped.pop(qualified, None)
-                _register_or_skip(qualified)
+                _on_define(qualified)  # a no-op for one opreg.Library registered already
             except BaseException:  # an interrupt: the rest are handed over again later
                 _C._queue_defined(names[i:])
                 raise
