@@ -18,9 +18,10 @@ Each torch op gets:
 
 - CPU and CUDA kernels that call the opreg op zero-copy, CUDA work on torch's current stream.
   With torch 2.11 or later the kernel is opreg's C++ entry point registered through torch's
-  stable C ABI (`aoti_torch_library_impl`, `torch_from_blob`): torch's dispatcher calls opreg
-  with no Python frame, for ops whose arguments are Tensor, int, SymInt, float, bool,
-  ScalarType or their optionals. Other ops (a `Scalar`, `str` or list argument), and every op
+  stable C ABI (`aoti_torch_library_impl`, `torch_from_blob`), for ops whose arguments are
+  Tensor, int, SymInt, float, bool, ScalarType or their optionals. (An op with returns still
+  passes through the Python autograd kernel below in grad mode and under no_grad; only `-> ()`
+  ops, and every op under inference_mode, reach the C++ entry point with no Python frame.) Other ops (a `Scalar`, `str` or list argument), and every op
   on older torch or with OPREG_TORCH_PYTHON_KERNELS=1 in the environment, get a Python kernel
   that passes torch tensors through torch's C DLPack exchange API; `python_kernels()` lists
   them with the reason. Errors name the op and argument either way; through the C++ kernel
@@ -578,7 +579,8 @@ def skipped() -> Dict[str, str]:
 def python_kernels() -> Dict[str, str]:
     """Torch ops whose CPU/CUDA kernel is a Python function calling opreg rather than opreg's C++
     entry point, with why (an argument type the C++ bridge does not carry, torch older than
-    2.11); every other registered op is called by torch's dispatcher with no Python frame."""
+    2.11); every other registered op's backend kernel is that C++ entry point (an op with
+    returns still has the Python autograd kernel in front of it outside inference_mode)."""
     return dict(_python_kernels)
 
 
