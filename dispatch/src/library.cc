@@ -41,7 +41,7 @@ StaticErrors& GetStaticErrors() {
 
 // Keeps an error of a static block, or with OPREG_STRICT_REGISTRATION=1 ends the process with
 // it: a library loaded during static initialization has no caller to throw to.
-void RecordStaticError(std::string message) {
+void KeepStaticError(std::string message) {
   const char* strict = std::getenv("OPREG_STRICT_REGISTRATION");
   if (strict != nullptr && std::string_view(strict) == "1") {
     std::fprintf(stderr, "opreg: registration failed (fatal: OPREG_STRICT_REGISTRATION=1): %s\n",
@@ -84,7 +84,7 @@ Library& Library::Registration(const SourceLocation& where, Body&& body) {
     body();
   } catch (const Error& e) {
     in_registration_ = false;
-    RecordStaticError(StrCat(e.message(), " (registration at ", where.str(), ")"));
+    KeepStaticError(StrCat(e.message(), " (registration at ", where.str(), ")"));
     return *this;
   }
   in_registration_ = false;
@@ -349,6 +349,8 @@ Library& Library::def_functional(std::string_view functional_schema, std::string
 
 namespace detail {
 
+void RecordStaticError(std::string message) { KeepStaticError(std::move(message)); }
+
 LibraryInit::LibraryInit(Library::Kind kind, void (*init)(Library&), const char* ns,
                          std::optional<DispatchKey> key, const char* file, uint32_t line,
                          const char* macro) {
@@ -362,9 +364,9 @@ LibraryInit::LibraryInit(Library::Kind kind, void (*init)(Library&), const char*
     library_->record_errors_ = true;
     init(*library_);
   } catch (const Error& e) {
-    RecordStaticError(e.message());
+    KeepStaticError(e.message());
   } catch (const std::exception& e) {
-    RecordStaticError(
+    KeepStaticError(
         StrCat("exception in the ", ns, " block at ", file, ":", line, ": ", e.what()));
   }
 }

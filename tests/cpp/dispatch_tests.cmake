@@ -21,3 +21,8 @@ opreg_add_cpp_test(test_registry_warnings LIBS opreg::dispatch)
 opreg_add_cpp_test(test_out_resolution LIBS opreg::dispatch)
 opreg_add_cpp_test(test_graph_plan LIBS opreg::planner)
 opreg_add_cpp_test(test_capture_scope LIBS opreg::planner Threads::Threads)
+# torch's stable ABI over opreg: examples/torch_stable's unchanged sources compiled into the
+# test (their STABLE_TORCH_LIBRARY blocks register at start-up), called through the dispatcher.
+opreg_add_cpp_test(test_torch_stable LIBS opreg::torch_stable opreg::core opreg::dispatch
+  SOURCES ${PROJECT_SOURCE_DIR}/examples/torch_stable/csrc/cpu_kernels.cc
+          ${PROJECT_SOURCE_DIR}/examples/torch_stable/csrc/torch_bindings.cc)

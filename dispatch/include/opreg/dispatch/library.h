@@ -131,6 +131,12 @@ class Library {
   Library& fail(std::string_view message, const char* file = __builtin_FILE(),
                 int line = __builtin_LINE());
 
+  // Makes this library behave as a static block's (OPREG_LIBRARY*): each later registration
+  // call that fails is recorded in StaticRegistrationErrors() (or is fatal with
+  // OPREG_STRICT_REGISTRATION=1) instead of thrown. For compatibility surfaces whose static
+  // blocks reach opreg through a C ABI (opreg::torch_stable's STABLE_TORCH_LIBRARY).
+  void RecordErrorsAsStaticBlock() { record_errors_ = true; }
+
   Kind kind() const { return kind_; }
   const std::string& ns() const { return ns_; }
   std::optional<DispatchKey> key() const { return key_; }
@@ -196,6 +202,12 @@ class LibraryInit {
   std::optional<Library> library_;
 };
 
+}  // namespace detail
+
+namespace detail {
+// Records an error of a static block (see StaticRegistrationErrors), or with
+// OPREG_STRICT_REGISTRATION=1 prints it and aborts.
+void RecordStaticError(std::string message);
 }  // namespace detail
 
 // The errors of OPREG_LIBRARY* block calls that failed during static initialization, in order,

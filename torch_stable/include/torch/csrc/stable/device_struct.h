@@ -1,0 +1,3 @@
+// opreg::torch_stable: <torch/csrc/stable/device_struct.h> (here tensor.h / device.h hold it).
+#pragma once
+#include "device.h"
