@@ -2,7 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include "opreg/dispatch/library.h"
 
@@ -15,7 +17,44 @@ constexpr char kUsage[] =
     "schemas with --schemas), or, given NAME (ns::op or ns::op.overload), dumps that op:\n"
     "schema, where it was defined, kernels per dispatch key with their locations, the dispatch\n"
     "table, out-variant link and symmetric-memory arguments.\n"
-    "  --load LIB.so   dlopen a kernel library first (its OPREG_LIBRARY blocks register then)\n";
+    "  --load LIB.so   dlopen a kernel library first (its OPREG_LIBRARY, TORCH_LIBRARY or\n"
+    "                  STABLE_TORCH_LIBRARY blocks register then). A Python extension module\n"
+    "                  loads too: its Python symbols come from libpython ($OPREG_LIBPYTHON, or\n"
+    "                  the first libpython3.N found), and its module init never runs.\n";
+
+// Makes a libpython global so that an extension module's Python symbols resolve. The module's
+// init is never called, so any libpython 3 will do for listing its ops.
+bool LoadLibpython() {
+  if (const char* env = std::getenv("OPREG_LIBPYTHON"); env != nullptr && env[0] != '\0') {
+    return dlopen(env, RTLD_NOW | RTLD_GLOBAL) != nullptr;
+  }
+  for (int minor = 14; minor >= 8; --minor) {
+    for (const char* suffix : {".so.1.0", ".so"}) {
+      const std::string name = "libpython3." + std::to_string(minor) + suffix;
+      if (dlopen(name.c_str(), RTLD_NOW | RTLD_GLOBAL) != nullptr) return true;
+    }
+  }
+  return false;
+}
+
+// dlopen with lazy binding (functions a library never calls, such as a Python module's init,
+// need not resolve) and RTLD_GLOBAL (kernel libraries may call ops of libraries loaded before
+// them). A library whose Python data symbols do not resolve is retried with libpython loaded.
+bool LoadKernelLibrary(const std::string& path, std::string* error) {
+  if (dlopen(path.c_str(), RTLD_LAZY | RTLD_GLOBAL) != nullptr) return true;
+  *error = dlerror();
+  const bool python_symbol = error->find("undefined symbol: Py") != std::string::npos ||
+                             error->find("undefined symbol: _Py") != std::string::npos;
+  if (!python_symbol) return false;
+  if (!LoadLibpython()) {
+    *error += " (a Python extension module: no libpython3 was found to load it with; set "
+              "OPREG_LIBPYTHON to one)";
+    return false;
+  }
+  if (dlopen(path.c_str(), RTLD_LAZY | RTLD_GLOBAL) != nullptr) return true;
+  *error = dlerror();
+  return false;
+}
 
 }  // namespace
 
@@ -47,9 +86,9 @@ int RunOpsCommand(const std::vector<std::string>& args) {
     }
   }
   for (const std::string& path : libraries) {
-    // RTLD_GLOBAL: kernel libraries may call ops of libraries loaded before them.
-    if (dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
-      std::cerr << "opreg ops: cannot load " << path << ": " << dlerror() << "\n";
+    std::string error;
+    if (!LoadKernelLibrary(path, &error)) {
+      std::cerr << "opreg ops: cannot load " << path << ": " << error << "\n";
       return 2;
     }
   }

@@ -26,3 +26,18 @@ opreg_add_cpp_test(test_capture_scope LIBS opreg::planner Threads::Threads)
 opreg_add_cpp_test(test_torch_stable LIBS opreg::torch_stable opreg::core opreg::dispatch
   SOURCES ${PROJECT_SOURCE_DIR}/examples/torch_stable/csrc/cpu_kernels.cc
           ${PROJECT_SOURCE_DIR}/examples/torch_stable/csrc/torch_bindings.cc)
+# examples/torch_stable built against the stable headers alone, linking no opreg library (as a
+# build against torch's headers links no torch library): `opreg ops --load` must find the C shim
+# in its own process.
+add_library(opreg_test_stable_plugin SHARED
+  ${PROJECT_SOURCE_DIR}/examples/torch_stable/csrc/cpu_kernels.cc
+  ${PROJECT_SOURCE_DIR}/examples/torch_stable/csrc/torch_bindings.cc)
+target_include_directories(opreg_test_stable_plugin PRIVATE
+  ${PROJECT_SOURCE_DIR}/torch_stable/include)
+# A Python extension module in miniature: a module init that refers to libpython's symbols.
+add_library(opreg_test_pymodule_plugin SHARED ops_plugin_pymodule.cc)
+target_link_libraries(opreg_test_pymodule_plugin PRIVATE opreg::dispatch)
+add_dependencies(test_cli_ops opreg_test_stable_plugin opreg_test_pymodule_plugin)
+target_compile_definitions(test_cli_ops PRIVATE
+  OPREG_TEST_STABLE_PLUGIN="$<TARGET_FILE:opreg_test_stable_plugin>"
+  OPREG_TEST_PYMODULE_PLUGIN="$<TARGET_FILE:opreg_test_pymodule_plugin>")

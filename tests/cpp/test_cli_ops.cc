@@ -28,6 +28,27 @@ TEST_CASE("opreg ops loads a library and lists and dumps its ops", "[cli]") {
   CHECK_THAT(out, Catch::Contains("plugin::identity\n"));
 }
 
+TEST_CASE("opreg ops loads a stable-ABI library that links no runtime", "[cli]") {
+  std::string out, err;
+  REQUIRE(Run({"--load", OPREG_TEST_STABLE_PLUGIN, "--schemas"}, &out, &err) == 0);
+  INFO(err);
+  CHECK_THAT(out, Catch::Contains("stable_kernels::rms_norm(Tensor! result, Tensor input, "
+                                  "Tensor weight, float epsilon) -> ()\n"));
+  CHECK_THAT(out, Catch::Contains("stable_kernels::permute_cols(Tensor A, Tensor perm) -> Tensor\n"));
+}
+
+TEST_CASE("opreg ops loads a library that is a Python extension module", "[cli]") {
+  std::string out, err;
+  const int status = Run({"--load", OPREG_TEST_PYMODULE_PLUGIN}, &out, &err);
+  INFO(err);
+  if (status == 2 && err.find("no libpython3 was found") != std::string::npos) {
+    WARN("skipped: no libpython3 on this machine to resolve the module's symbols");
+    return;
+  }
+  REQUIRE(status == 0);
+  CHECK_THAT(out, Catch::Contains("pymodule_plugin::same\n"));
+}
+
 TEST_CASE("opreg ops reports what it cannot do", "[cli]") {
   std::string out, err;
   CHECK(Run({"nope::nothing"}, &out, &err) == 1);

@@ -98,7 +98,9 @@ void Impl(TorchLibraryHandle self, const char* name, StableBoxedFn fn) {
     return;
   }
   if (!self->library) return;  // the block was refused; its error is already recorded
-  self->library->impl(name, StableKernel(fn));
+  // The block's file:line: the C ABI carries no location per call.
+  const SourceLocation& where = self->library->where();
+  self->library->impl(name, StableKernel(fn), where.file.c_str(), where.line);
 }
 
 }  // namespace
@@ -149,7 +151,9 @@ AOTITorchError aoti_torch_library_def(TorchLibraryHandle self, const char* schem
   return ShimGuard(__func__, [&] {
     OPREG_CHECK_VALUE(self != nullptr && schema != nullptr,
                       "def: expected a library handle and a schema");
-    if (self->library) self->library->def(schema);
+    if (!self->library) return;  // the block was refused; its error is already recorded
+    const opreg::SourceLocation& where = self->library->where();
+    self->library->def(schema, {}, where.file.c_str(), where.line);
   });
 }
 
