@@ -6,12 +6,15 @@
 #   torch_compat  examples/torch_compat (unchanged TORCH_LIBRARY sources on opreg::torch_compat);
 #                 the installed `opreg ops --load` must list all its ops, with no registration
 #                 error (it exits 1 on one)
+#   torch_stable  examples/torch_stable (unchanged stable-ABI sources on opreg::torch_stable,
+#                 CUDA sources too when opreg has CUDA); the installed `opreg ops --load` must
+#                 list its 16 ops with no registration error, its CUDA kernels registered
 #
-# usage: tests/downstream/run.sh BUILD_DIR [downstream|torch_compat]
+# usage: tests/downstream/run.sh BUILD_DIR [downstream|torch_compat|torch_stable]
 set -euo pipefail
 
 if [[ $# -lt 1 || $# -gt 2 ]]; then
-  echo "usage: $0 BUILD_DIR [downstream|torch_compat]" >&2
+  echo "usage: $0 BUILD_DIR [downstream|torch_compat|torch_stable]" >&2
   exit 2
 fi
 build_dir=$(cd "$1" && pwd)
@@ -45,6 +48,9 @@ if [[ "$(cache_get OPREG_BUILD_CUDA)" == "ON" ]]; then
     # The torch_compat example's CUDA sources compile against opreg::torch_compat too.
     if [[ $example == torch_compat ]]; then
       args+=(-DCOMPAT_KERNELS_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc")
+    fi
+    if [[ $example == torch_stable ]]; then
+      args+=(-DSTABLE_KERNELS_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc")
     fi
   fi
 fi
@@ -108,6 +114,22 @@ CMAKE
     echo "$dump"
     if [[ "$(cache_get OPREG_BUILD_CUDA)" == "ON" ]] && ! grep -q "CUDA: registered" <<<"$dump"; then
       echo "the CUDA kernel of compat_kernels::silu_and_mul was not registered" >&2
+      exit 1
+    fi
+    ;;
+  torch_stable)
+    ops=$(env -u LD_LIBRARY_PATH "$prefix/bin/opreg" ops --load "$work/build/libstable_kernels.so")
+    count=$(grep -c '^stable_kernels' <<<"$ops" || true)
+    echo "$ops" | grep '^stable_kernels'
+    if [[ $count -ne 16 ]]; then
+      echo "expected the 16 ops of examples/torch_stable, found $count" >&2
+      exit 1
+    fi
+    dump=$(env -u LD_LIBRARY_PATH "$prefix/bin/opreg" ops --load \
+      "$work/build/libstable_kernels.so" stable_kernels::rms_norm)
+    echo "$dump"
+    if [[ "$(cache_get OPREG_BUILD_CUDA)" == "ON" ]] && ! grep -q "CUDA: registered" <<<"$dump"; then
+      echo "the CUDA kernel of stable_kernels::rms_norm was not registered" >&2
       exit 1
     fi
     ;;
