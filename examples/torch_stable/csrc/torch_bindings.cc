@@ -1,5 +1,5 @@
 // The op definitions of examples/torch_stable (vLLM's schemas) and their kernels, registered
-// with torch's stable ABI: the same file builds against torch and against opreg::torch_stable.
+// with torch's stable ABI only, so that the same file builds against any runtime of that ABI.
 #include <torch/csrc/stable/library.h>
 
 #include "ops.h"
