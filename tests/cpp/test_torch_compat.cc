@@ -3,6 +3,7 @@
 // views and compute methods, the factories, TORCH_CHECK's kinds and messages, AT_DISPATCH,
 // at::parallel_for and the small value types.
 #include <ATen/Dispatch.h>
+#include <ATen/Operators.h>  // included by the official tutorial (pytorch/extension-cpp)
 #include <ATen/Parallel.h>
 #include <torch/all.h>
 #include <torch/library.h>
