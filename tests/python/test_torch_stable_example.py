@@ -121,3 +121,65 @@ def test_sources_are_plain_stable_abi_code() -> None:
         if path.is_file():
             text = path.read_text()
             assert "opreg" not in text.lower(), path
+
+
+AUTOGRAD_PACKAGE = """
+import sys
+import torch  # no `import opreg` anywhere: torch's backend autoload brings opreg.torch in
+
+torch.ops.load_library(sys.argv[1])
+op = torch.ops.stable_kernels.rms_norm_out_of_place
+
+
+def setup_context(ctx, inputs, output):
+    x, w, eps = inputs
+    ctx.save_for_backward(x, w)
+    ctx.eps = eps
+
+
+def backward(ctx, grad):
+    x, w = ctx.saved_tensors
+    with torch.enable_grad():
+        xd, wd = x.detach().requires_grad_(), w.detach().requires_grad_()
+        y = xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + ctx.eps) * wd
+        gx, gw = torch.autograd.grad(y, (xd, wd), grad)
+    return gx, gw, None
+
+
+torch.library.register_autograd("stable_kernels::rms_norm_out_of_place", backward,
+                                setup_context=setup_context)
+torch.library.register_fake("stable_kernels::rms_norm_out_of_place")(
+    lambda x, w, eps: torch.empty_like(x))
+x = torch.randn(4, 16, requires_grad=True)
+w = torch.randn(16, requires_grad=True)
+op(x, w, 1e-6).sum().backward()
+xr, wr = x.detach().requires_grad_(), w.detach().requires_grad_()
+(xr * torch.rsqrt(xr.pow(2).mean(-1, keepdim=True) + 1e-6) * wr).sum().backward()
+torch.testing.assert_close(x.grad, xr.grad)
+torch.testing.assert_close(w.grad, wr.grad)
+compiled = torch.compile(lambda a, b: op(a, b, 1e-6) * 2, fullgraph=True, backend="aot_eager")
+torch.testing.assert_close(compiled(x.detach(), w.detach()), op(x.detach(), w.detach(), 1e-6) * 2)
+print("opreg.torch" in sys.modules)
+"""
+
+
+def test_torch_library_package_runs_unchanged_on_the_opreg_build(opreg_build: Path,
+                                                                  tmp_path: Path) -> None:
+    """A package written for torch.library (torch.ops.load_library, then register_autograd and
+    register_fake) on the opreg build, with no opreg line: opreg.torch comes in through torch's
+    backend autoload (the `torch.backends` entry point of the installed wheel)."""
+    pytest.importorskip("torch", reason="torch is not installed")
+    script = tmp_path / "package.py"
+    script.write_text(AUTOGRAD_PACKAGE)
+    env = {k: v for k, v in os.environ.items() if k not in ("OPREG_TORCH_AUTOLOAD",
+                                                              "TORCH_DEVICE_BACKEND_AUTOLOAD")}
+    r = subprocess.run([sys.executable, str(script), str(opreg_build)], capture_output=True,
+                       text=True, timeout=600, env=env)
+    assert r.returncode == 0, f"{r.stdout}\n{r.stderr}"
+    assert r.stdout.strip().splitlines()[-1] == "True"
+    # Turned off, the library's ops are not torch ops: the autoload is what made them so.
+    env["OPREG_TORCH_AUTOLOAD"] = "0"
+    r = subprocess.run([sys.executable, str(script), str(opreg_build)], capture_output=True,
+                       text=True, timeout=600, env=env)
+    assert r.returncode != 0
+    assert "rms_norm_out_of_place" in r.stderr
