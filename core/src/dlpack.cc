@@ -54,6 +54,9 @@ std::optional<DType> DTypeOfDL(DLDataType t) {
       break;
     case kDLUInt:
       if (t.bits == 8) return DType::kUInt8;
+      if (t.bits == 16) return DType::kUInt16;
+      if (t.bits == 32) return DType::kUInt32;
+      if (t.bits == 64) return DType::kUInt64;
       break;
     case kDLPackBoolCode:
       if (t.bits == 8) return DType::kBool;
@@ -97,6 +100,9 @@ DLDataType ToDLDataType(DType dtype) {
       t.code = kDLInt;
       break;
     case DType::kUInt8:
+    case DType::kUInt16:
+    case DType::kUInt32:
+    case DType::kUInt64:
       t.code = kDLUInt;
       break;
     case DType::kBool:
@@ -120,8 +126,8 @@ absl::StatusOr<DType> FromDLDataType(DLDataType t) {
   }
   return absl::InvalidArgumentError(
       StrCat("unsupported DLPack dtype (", DescribeDLType(t),
-             "): opreg supports float16/32/64, bfloat16, int8/16/32/64, uint8, bool and float8 "
-             "e4m3fn/e5m2"));
+             "): opreg supports float16/32/64, bfloat16, int8/16/32/64, uint8/16/32/64, bool and "
+             "float8 e4m3fn/e5m2"));
 }
 
 void DescribeDLTensor(const Tensor& tensor, int64_t* shape, int64_t* strides, DLTensor* out) {

@@ -31,6 +31,9 @@ constexpr std::array<DTypeInfo, kNumDTypes> kDTypes = {{
     {DType::kBool, "bool", "bool", "", 11, false},
     {DType::kFloat8E4M3FN, "f8e4m3fn", "float8_e4m3fn", "", 24, true},
     {DType::kFloat8E5M2, "f8e5m2", "float8_e5m2", "", 23, true},
+    {DType::kUInt16, "u16", "uint16", "", 27, false},
+    {DType::kUInt32, "u32", "uint32", "", 28, false},
+    {DType::kUInt64, "u64", "uint64", "", 29, false},
 }};
 
 constexpr bool TableIsIndexedByEnum() {

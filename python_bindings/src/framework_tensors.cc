@@ -212,6 +212,10 @@ DLDataType BufferDType(const char* format, Py_ssize_t itemsize) {
       t.code = kDLInt;
       break;
     case 'B':
+    case 'H':
+    case 'I':
+    case 'L':
+    case 'Q':
       t.code = kDLUInt;
       break;
     case '?':

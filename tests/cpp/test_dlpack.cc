@@ -14,7 +14,8 @@ namespace {
 
 const DType kAll[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,      DType::kBFloat16,
                       DType::kInt8,    DType::kUInt8,   DType::kInt16,        DType::kInt32,
-                      DType::kInt64,   DType::kBool,    DType::kFloat8E4M3FN, DType::kFloat8E5M2};
+                      DType::kInt64,   DType::kBool,    DType::kFloat8E4M3FN, DType::kFloat8E5M2,
+                      DType::kUInt16,  DType::kUInt32,  DType::kUInt64};
 
 // A producer-owned DLManagedTensor over a host vector, counting deleter calls.
 struct Producer {
@@ -51,7 +52,9 @@ TEST_CASE("dtype codes") {
   REQUIRE_FALSE(bad.ok());
   CHECK(std::string(bad.status().message()) ==
         "unsupported DLPack dtype (code 2, bits 32, lanes 4): only lanes == 1 is supported");
-  CHECK_FALSE(opreg::FromDLDataType({kDLUInt, 16, 1}).ok());
+  CHECK(opreg::FromDLDataType({kDLUInt, 16, 1}).value() == DType::kUInt16);
+  CHECK(opreg::FromDLDataType({kDLUInt, 64, 1}).value() == DType::kUInt64);
+  CHECK_FALSE(opreg::FromDLDataType({kDLUInt, 128, 1}).ok());
   CHECK_FALSE(opreg::FromDLDataType({kDLComplex, 64, 1}).ok());
   CHECK_FALSE(opreg::FromDLDataType({kDLFloat, 8, 1}).ok());
 }
@@ -157,7 +160,7 @@ TEST_CASE("import errors leave ownership with the caller") {
     p.managed.dl_tensor.dtype = {kDLComplex, 64, 1};
     expect_error(p,
                  "FromDLPack(): unsupported DLPack dtype (code 5, bits 64, lanes 1): opreg "
-                 "supports float16/32/64, bfloat16, int8/16/32/64, uint8, bool and float8 "
+                 "supports float16/32/64, bfloat16, int8/16/32/64, uint8/16/32/64, bool and float8 "
                  "e4m3fn/e5m2");
   }
   {

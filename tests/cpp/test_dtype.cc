@@ -36,6 +36,9 @@ const Row kRows[] = {
     {DType::kBool, "bool", "bool", 1, 11, false},
     {DType::kFloat8E4M3FN, "f8e4m3fn", "float8_e4m3fn", 1, 24, true},
     {DType::kFloat8E5M2, "f8e5m2", "float8_e5m2", 1, 23, true},
+    {DType::kUInt16, "u16", "uint16", 2, 27, false},
+    {DType::kUInt32, "u32", "uint32", 4, 28, false},
+    {DType::kUInt64, "u64", "uint64", 8, 29, false},
 };
 
 }  // namespace

@@ -284,7 +284,8 @@ TEST_CASE("copy_ converts dtypes and handles strides") {
   Tensor tr = src.as_strided({3, 2}, {1, 3}, 0);  // Non-contiguous source.
   const DType all[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16,      DType::kBFloat16,
                        DType::kInt8,    DType::kUInt8,   DType::kInt16,        DType::kInt32,
-                       DType::kInt64,   DType::kBool,    DType::kFloat8E4M3FN, DType::kFloat8E5M2};
+                       DType::kInt64,   DType::kBool,    DType::kFloat8E4M3FN, DType::kFloat8E5M2,
+                       DType::kUInt16,  DType::kUInt32,  DType::kUInt64};
   for (DType from : all) {
     Tensor typed = opreg::empty({3, 2}, from);
     typed.copy_(tr);

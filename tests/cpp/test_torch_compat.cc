@@ -306,8 +306,14 @@ TEST_CASE("Half and BFloat16 arithmetic, limits and the fnuz float8 types",
     const Fnuz v(static_cast<uint8_t>(bits), Fnuz::from_bits());
     REQUIRE(Fnuz(static_cast<float>(v)).x == bits);
   }
-  RequireError([] { torch::empty({2}, at::kUInt32).data_ptr<uint32_t>(); }, ErrorKind::kType,
-               "ScalarType UInt32 has no opreg dtype");
+  // The unsigned types are opreg dtypes: vLLM's topk_softmax writes uint32 indices.
+  torch::Tensor u = torch::zeros({2}, at::kUInt32);
+  u.data_ptr<uint32_t>()[1] = 4000000000u;
+  CHECK(u.scalar_type() == at::kUInt32);
+  CHECK(u.element_size() == 4);
+  CHECK(u.to(at::kUInt64).data_ptr<uint64_t>()[1] == 4000000000u);
+  RequireError([] { torch::empty({2}, at::kComplexFloat); }, ErrorKind::kType,
+               "ScalarType ComplexFloat has no opreg dtype");
 }
 
 TEST_CASE("sum over dimensions and sum_out", "[torch_compat][tensor]") {

@@ -57,12 +57,14 @@ def test_strided_views_roundtrip():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "uint8", "int16",
-                                   "int32", "int64", "bool"])
+                                   "int32", "int64", "bool", "uint16", "uint32", "uint64"])
 def test_dtypes_roundtrip(dtype):
     a = (np.arange(6) % 2).astype(dtype)
     t = opreg.from_dlpack(a)
     assert t.dtype == dtype
     np.testing.assert_array_equal(np.from_dlpack(t), a)
+    np.testing.assert_array_equal(t.numpy(), a)
+    np.testing.assert_array_equal(opreg.tensor(a).numpy(), a)  # the buffer-protocol path
 
 
 def test_numpy_refcount_balanced():

@@ -48,7 +48,7 @@ std::ostream& operator<<(std::ostream& os, TypeMeta t) { return os << t.name(); 
   std::optional<::opreg::DType> d = ::opreg::DTypeFromTorchScalarTypeCode(static_cast<int>(t));
   TORCH_CHECK_TYPE(d.has_value(), "ScalarType ", toString(t),
                    " has no opreg dtype (opreg tensors hold float32/64, float16, bfloat16, "
-                   "int8/16/32/64, uint8, bool, float8_e4m3fn, float8_e5m2)");
+                   "int8/16/32/64, uint8/16/32/64, bool, float8_e4m3fn, float8_e5m2)");
   return *d;
 }
 

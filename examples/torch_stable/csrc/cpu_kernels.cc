@@ -235,15 +235,21 @@ void topk_softmax(Tensor& topk_weights, Tensor& topk_indices, Tensor& token_expe
   const int64_t k = topk_weights.size(-1);
   STD_TORCH_CHECK(topk_weights.scalar_type() == torch::headeronly::ScalarType::Float,
                   "topk_softmax: topk_weights must be float32");
-  STD_TORCH_CHECK(topk_indices.scalar_type() == torch::headeronly::ScalarType::Int &&
+  // Indices may be int32 or uint32, as vLLM's kernel takes them.
+  const auto index_type = topk_indices.scalar_type();
+  STD_TORCH_CHECK((index_type == torch::headeronly::ScalarType::Int ||
+                   index_type == torch::headeronly::ScalarType::UInt32) &&
                       token_expert_indices.scalar_type() == torch::headeronly::ScalarType::Int,
-                  "topk_softmax: topk_indices and token_expert_indices must be int32");
+                  "topk_softmax: topk_indices must be int32 or uint32 and token_expert_indices "
+                  "int32");
   STD_TORCH_CHECK(k <= g.cols, "topk_softmax: k ", k, " exceeds ", g.cols, " experts");
   STD_TORCH_CHECK(topk_weights.is_contiguous() && topk_indices.is_contiguous() &&
                       token_expert_indices.is_contiguous(),
                   "topk_softmax: outputs must be contiguous");
   float* w = topk_weights.mutable_data_ptr<float>();
-  int32_t* idx = topk_indices.mutable_data_ptr<int32_t>();
+  const bool unsigned_indices = index_type == torch::headeronly::ScalarType::UInt32;
+  int32_t* idx = unsigned_indices ? nullptr : topk_indices.mutable_data_ptr<int32_t>();
+  uint32_t* uidx = unsigned_indices ? topk_indices.mutable_data_ptr<uint32_t>() : nullptr;
   int32_t* tok = token_expert_indices.mutable_data_ptr<int32_t>();
   STABLE_EXAMPLE_DISPATCH_FLOATING(gating_output.scalar_type(), "topk_softmax", [&] {
     const scalar_t* x = gating_output.const_data_ptr<scalar_t>();
@@ -264,7 +270,11 @@ void topk_softmax(Tensor& topk_weights, Tensor& topk_indices, Tensor& token_expe
       for (int64_t j = 0; j < k; ++j) picked += p[order[j]];
       for (int64_t j = 0; j < k; ++j) {
         w[r * k + j] = renormalize ? p[order[j]] / picked : p[order[j]];
-        idx[r * k + j] = order[j];
+        if (unsigned_indices) {
+          uidx[r * k + j] = static_cast<uint32_t>(order[j]);
+        } else {
+          idx[r * k + j] = order[j];
+        }
         tok[r * k + j] = static_cast<int32_t>(j * g.rows + r);
       }
     }

@@ -194,6 +194,14 @@ def topk_softmax() -> None:
         torch.testing.assert_close(w, vals)
         assert torch.equal(idx, ind.to(torch.int32))
         record(f"topk_softmax/{renorm}", w, idx, tok)
+    # uint32 indices, as vLLM's topk_softmax takes them: torch.uint32 crosses to the kernel.
+    g = inputs((3, 8), seed=8)
+    w = torch.empty(3, 2)
+    uidx = torch.empty(3, 2, dtype=torch.uint32)
+    tok = torch.empty(3, 2, dtype=torch.int32)
+    ops().topk_softmax(w, uidx, tok, g, False)
+    assert torch.equal(uidx.to(torch.int64), torch.softmax(g, -1).topk(2, -1).indices)
+    record("topk_softmax/uint32", w, uidx.view(torch.int32), tok)
 
 
 @check

@@ -27,23 +27,29 @@ enum class DType : uint8_t {
   kBool,
   kFloat8E4M3FN,
   kFloat8E5M2,
+  kUInt16,
+  kUInt32,
+  kUInt64,
 };
 
 // Number of DType enumerators (for tables and loops).
-inline constexpr int kNumDTypes = 12;
+inline constexpr int kNumDTypes = 15;
 
 // Bytes per element.
 constexpr size_t ItemSize(DType dtype) {
   switch (dtype) {
     case DType::kFloat64:
     case DType::kInt64:
+    case DType::kUInt64:
       return 8;
     case DType::kFloat32:
     case DType::kInt32:
+    case DType::kUInt32:
       return 4;
     case DType::kFloat16:
     case DType::kBFloat16:
     case DType::kInt16:
+    case DType::kUInt16:
       return 2;
     case DType::kInt8:
     case DType::kUInt8:
@@ -55,11 +61,11 @@ constexpr size_t ItemSize(DType dtype) {
   return 0;
 }
 
-// opreg's short name: f32 f64 f16 bf16 i8 u8 i16 i32 i64 bool f8e4m3fn f8e5m2.
+// opreg's short name: f32 f64 f16 bf16 i8 u8 i16 i32 i64 bool f8e4m3fn f8e5m2 u16 u32 u64.
 std::string_view DTypeName(DType dtype);
 
 // PyTorch's name (torch.<name>): float32 float64 float16 bfloat16 int8 uint8 int16 int32 int64
-// bool float8_e4m3fn float8_e5m2.
+// bool float8_e4m3fn float8_e5m2 uint16 uint32 uint64.
 std::string_view TorchDTypeName(DType dtype);
 
 // Parses a short name, a PyTorch name (optionally prefixed "torch.") or an unambiguous PyTorch

@@ -22,7 +22,10 @@ namespace opreg {
   _(int64_t, kInt64)                      \
   _(bool, kBool)                          \
   _(::opreg::Float8E4M3FN, kFloat8E4M3FN) \
-  _(::opreg::Float8E5M2, kFloat8E5M2)
+  _(::opreg::Float8E5M2, kFloat8E5M2)    \
+  _(uint16_t, kUInt16)                    \
+  _(uint32_t, kUInt32)                    \
+  _(uint64_t, kUInt64)
 
 template <class T>
 struct DTypeOf;  // Undefined for types that are not tensor element types.
