@@ -35,6 +35,19 @@ at::TensorOptions Options(const at::Tensor* like, const int32_t* dtype, const in
   return o;
 }
 
+// new_empty / new_zeros: `self`'s dtype and device unless given (pin_memory has no meaning for
+// opreg's CPU tensors and is ignored).
+AtenTensorHandle NewLike(bool zeros, AtenTensorHandle self, const int64_t* size, int64_t size_len,
+                         const int32_t* dtype, const int32_t* layout, const int32_t* device,
+                         int32_t device_index, AtenTensorHandle* ret) {
+  const char* what = zeros ? "new_zeros" : "new_empty";
+  CheckOut(ret, "ret0");
+  const at::Tensor like(TensorOf(self, "self"));
+  const auto o = Options(&like, dtype, layout, device, device_index, what);
+  const std::vector<int64_t> sizes = Ints(size, size_len, "size");
+  return NewHandle((zeros ? at::zeros(sizes, o) : at::empty(sizes, o)).opreg());
+}
+
 }  // namespace
 }  // namespace opreg::torch_stable
 
@@ -116,35 +129,23 @@ AOTITorchError aoti_torch_aten_full(const int64_t* size, int64_t size_len_,
   });
 }
 
-AOTITorchError aoti_torch_aten_new_empty(AtenTensorHandle self,
-                                                           const int64_t* size, int64_t size_len_,
-                                                           int32_t* dtype, int32_t* layout,
-                                                           int32_t* device, int32_t device_index_,
-                                                           int32_t* pin_memory,
-                                                           AtenTensorHandle* ret0) {
+AOTITorchError aoti_torch_aten_new_empty(AtenTensorHandle self, const int64_t* size,
+                                         int64_t size_len_, int32_t* dtype, int32_t* layout,
+                                         int32_t* device, int32_t device_index_,
+                                         int32_t* pin_memory, AtenTensorHandle* ret0) {
   return ShimGuard(__func__, [&] {
-    CheckOut(ret0, "ret0");
-    (void)pin_memory;
-    const at::Tensor like(TensorOf(self, "self"));
-    const auto o = opreg::torch_stable::Options(&like, dtype, layout, device, device_index_,
-                                                "new_empty");
-    *ret0 = NewHandle(at::empty(opreg::torch_stable::Ints(size, size_len_, "size"), o).opreg());
+    *ret0 = opreg::torch_stable::NewLike(false, self, size, size_len_, dtype, layout, device,
+                                         device_index_, ret0);
   });
 }
 
-AOTITorchError aoti_torch_aten_new_zeros(AtenTensorHandle self,
-                                                           const int64_t* size, int64_t size_len_,
-                                                           int32_t* dtype, int32_t* layout,
-                                                           int32_t* device, int32_t device_index_,
-                                                           int32_t* pin_memory,
-                                                           AtenTensorHandle* ret0) {
+AOTITorchError aoti_torch_aten_new_zeros(AtenTensorHandle self, const int64_t* size,
+                                         int64_t size_len_, int32_t* dtype, int32_t* layout,
+                                         int32_t* device, int32_t device_index_,
+                                         int32_t* pin_memory, AtenTensorHandle* ret0) {
   return ShimGuard(__func__, [&] {
-    CheckOut(ret0, "ret0");
-    (void)pin_memory;
-    const at::Tensor like(TensorOf(self, "self"));
-    const auto o = opreg::torch_stable::Options(&like, dtype, layout, device, device_index_,
-                                                "new_zeros");
-    *ret0 = NewHandle(at::zeros(opreg::torch_stable::Ints(size, size_len_, "size"), o).opreg());
+    *ret0 = opreg::torch_stable::NewLike(true, self, size, size_len_, dtype, layout, device,
+                                         device_index_, ret0);
   });
 }
 

@@ -59,9 +59,21 @@ void Item(AtenTensorHandle tensor, T* ret, const char* what) {
 }
 
 }  // namespace
+
+// The shape of every metadata getter: check the out pointer, read one fact of the tensor.
+template <class T, class Read>
+AOTITorchError Getter(const char* function, AtenTensorHandle tensor, T* ret, const char* ret_name,
+                      Read read) {
+  return ShimGuard(function, [&] {
+    CheckOut(ret, ret_name);
+    *ret = read(TensorOf(tensor));
+  });
+}
+
 }  // namespace opreg::torch_stable
 
 using opreg::Tensor;
+using opreg::torch_stable::Getter;
 using opreg::torch_stable::CheckOut;
 using opreg::torch_stable::NewHandle;
 using opreg::torch_stable::ShimGuard;
@@ -109,10 +121,8 @@ AOTITorchError torch_get_const_data_ptr(AtenTensorHandle tensor, const void** re
 // Bytes of the storage from the tensor's first element (opreg's storages begin at a view's
 // base, which from_blob places at the first element).
 AOTITorchError aoti_torch_get_storage_size(AtenTensorHandle tensor, int64_t* ret_size) {
-  return ShimGuard(__func__, [&] {
-    CheckOut(ret_size, "ret_size");
-    *ret_size = static_cast<int64_t>(TensorOf(tensor).storage().nbytes());
-  });
+  return Getter(__func__, tensor, ret_size, "ret_size",
+                [](const Tensor& t) { return static_cast<int64_t>(t.storage().nbytes()); });
 }
 
 AOTITorchError aoti_torch_get_storage_numel(AtenTensorHandle tensor, int64_t* ret_numel) {
@@ -124,17 +134,13 @@ AOTITorchError aoti_torch_get_storage_numel(AtenTensorHandle tensor, int64_t* re
 }
 
 AOTITorchError aoti_torch_get_dim(AtenTensorHandle tensor, int64_t* ret_dim) {
-  return ShimGuard(__func__, [&] {
-    CheckOut(ret_dim, "ret_dim");
-    *ret_dim = TensorOf(tensor).dim();
-  });
+  return Getter(__func__, tensor, ret_dim, "ret_dim",
+                [](const Tensor& t) { return t.dim(); });
 }
 
 AOTITorchError aoti_torch_get_numel(AtenTensorHandle tensor, int64_t* ret_numel) {
-  return ShimGuard(__func__, [&] {
-    CheckOut(ret_numel, "ret_numel");
-    *ret_numel = TensorOf(tensor).numel();
-  });
+  return Getter(__func__, tensor, ret_numel, "ret_numel",
+                [](const Tensor& t) { return t.numel(); });
 }
 
 AOTITorchError aoti_torch_get_sizes(AtenTensorHandle tensor, int64_t** ret_sizes) {
@@ -166,24 +172,18 @@ AOTITorchError aoti_torch_get_stride(AtenTensorHandle tensor, int64_t d, int64_t
 }
 
 AOTITorchError aoti_torch_get_dtype(AtenTensorHandle tensor, int32_t* ret_dtype) {
-  return ShimGuard(__func__, [&] {
-    CheckOut(ret_dtype, "ret_dtype");
-    *ret_dtype = opreg::TorchScalarTypeCode(TensorOf(tensor).dtype());
-  });
+  return Getter(__func__, tensor, ret_dtype, "ret_dtype",
+                [](const Tensor& t) { return opreg::TorchScalarTypeCode(t.dtype()); });
 }
 
 AOTITorchError aoti_torch_get_device_type(AtenTensorHandle tensor, int32_t* ret_device_type) {
-  return ShimGuard(__func__, [&] {
-    CheckOut(ret_device_type, "ret_device_type");
-    *ret_device_type = opreg::torch_stable::DeviceTypeCode(TensorOf(tensor).device());
-  });
+  return Getter(__func__, tensor, ret_device_type, "ret_device_type",
+                [](const Tensor& t) { return opreg::torch_stable::DeviceTypeCode(t.device()); });
 }
 
 AOTITorchError aoti_torch_get_device_index(AtenTensorHandle tensor, int32_t* ret_device_index) {
-  return ShimGuard(__func__, [&] {
-    CheckOut(ret_device_index, "ret_device_index");
-    *ret_device_index = opreg::torch_stable::DeviceIndexOf(TensorOf(tensor).device());
-  });
+  return Getter(__func__, tensor, ret_device_index, "ret_device_index",
+                [](const Tensor& t) { return opreg::torch_stable::DeviceIndexOf(t.device()); });
 }
 
 AOTITorchError aoti_torch_get_layout(AtenTensorHandle tensor, int32_t* ret_layout) {
@@ -205,10 +205,8 @@ AOTITorchError aoti_torch_get_storage_offset(AtenTensorHandle tensor,
 }
 
 AOTITorchError aoti_torch_is_contiguous(AtenTensorHandle tensor, bool* ret_is_contiguous) {
-  return ShimGuard(__func__, [&] {
-    CheckOut(ret_is_contiguous, "ret_is_contiguous");
-    *ret_is_contiguous = TensorOf(tensor).is_contiguous();
-  });
+  return Getter(__func__, tensor, ret_is_contiguous, "ret_is_contiguous",
+                [](const Tensor& t) { return t.is_contiguous(); });
 }
 
 AOTITorchError aoti_torch_is_defined(AtenTensorHandle tensor, bool* ret_is_defined) {
