@@ -9,9 +9,11 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "opreg/core/half.h"
 #include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/dispatcher.h"
 #include "opreg/dispatch/library.h"
@@ -264,4 +266,35 @@ TEST_CASE("a STABLE_TORCH_LIBRARY_IMPL with a key opreg lacks is recorded, other
   REQUIRE(errors.size() == before + 1);
   CHECK(errors.back().find("no dispatch key 'Autograd'") != std::string::npos);
   CHECK(opreg::Dispatcher::Get().FindOp("stable_kernels::silu_and_mul").has_value());
+}
+
+TEST_CASE("the stable headers' Half and BFloat16 round as opreg's own types do",
+          "[torch_stable]") {
+  // Every half bit pattern survives half -> float -> half (NaNs stay NaN).
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    const c10::Half h(static_cast<uint16_t>(bits), c10::Half::from_bits());
+    const float f = static_cast<float>(h);
+    INFO(bits);
+    const float g =
+        static_cast<float>(opreg::Half(static_cast<uint16_t>(bits), opreg::Half::from_bits()));
+    if (std::isnan(f)) {
+      CHECK(std::isnan(g));
+      CHECK(std::isnan(static_cast<float>(c10::Half(f))));
+    } else {
+      CHECK(g == f);
+      CHECK(c10::Half(f).x == bits);
+    }
+  }
+  // Floats between the representable values, subnormals and overflow round as opreg's do.
+  uint32_t s = 7;
+  for (int i = 0; i < 200000; ++i) {
+    s = s * 1664525u + 1013904223u;
+    float f;
+    const uint32_t bits = (s & 0x8fffffffu) | ((s >> 4) & 0x30000000u);
+    std::memcpy(&f, &bits, sizeof(f));
+    if (std::isnan(f)) continue;
+    INFO(f);
+    CHECK(c10::Half(f).x == opreg::Half(f).x);
+    CHECK(c10::BFloat16(f).x == opreg::BFloat16(f).x);
+  }
 }
