@@ -33,7 +33,7 @@ add_library(opreg_test_stable_plugin SHARED
   ${PROJECT_SOURCE_DIR}/examples/torch_stable/csrc/cpu_kernels.cc
   ${PROJECT_SOURCE_DIR}/examples/torch_stable/csrc/torch_bindings.cc)
 target_include_directories(opreg_test_stable_plugin PRIVATE
-  ${PROJECT_SOURCE_DIR}/torch_stable/include)
+  ${PROJECT_SOURCE_DIR}/torch_stable/include ${PROJECT_SOURCE_DIR}/core/include)
 # A Python extension module in miniature: a module init that refers to libpython's symbols.
 add_library(opreg_test_pymodule_plugin SHARED ops_plugin_pymodule.cc)
 target_link_libraries(opreg_test_pymodule_plugin PRIVATE opreg::dispatch)

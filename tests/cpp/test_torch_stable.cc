@@ -6,11 +6,14 @@
 #include <torch/csrc/stable/library.h>
 #include <torch/csrc/stable/ops.h>
 #include <torch/csrc/stable/tensor.h>
+#include <torch/headeronly/core/Dispatch.h>
+#include <torch/headeronly/util/Float8_e4m3fnuz.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "opreg/core/half.h"
@@ -268,33 +271,29 @@ TEST_CASE("a STABLE_TORCH_LIBRARY_IMPL with a key opreg lacks is recorded, other
   CHECK(opreg::Dispatcher::Get().FindOp("stable_kernels::silu_and_mul").has_value());
 }
 
-TEST_CASE("the stable headers' Half and BFloat16 round as opreg's own types do",
-          "[torch_stable]") {
-  // Every half bit pattern survives half -> float -> half (NaNs stay NaN).
-  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
-    const c10::Half h(static_cast<uint16_t>(bits), c10::Half::from_bits());
-    const float f = static_cast<float>(h);
-    INFO(bits);
-    const float g =
-        static_cast<float>(opreg::Half(static_cast<uint16_t>(bits), opreg::Half::from_bits()));
-    if (std::isnan(f)) {
-      CHECK(std::isnan(g));
-      CHECK(std::isnan(static_cast<float>(c10::Half(f))));
-    } else {
-      CHECK(g == f);
-      CHECK(c10::Half(f).x == bits);
-    }
-  }
-  // Floats between the representable values, subnormals and overflow round as opreg's do.
-  uint32_t s = 7;
-  for (int i = 0; i < 200000; ++i) {
-    s = s * 1664525u + 1013904223u;
-    float f;
-    const uint32_t bits = (s & 0x8fffffffu) | ((s >> 4) & 0x30000000u);
-    std::memcpy(&f, &bits, sizeof(f));
-    if (std::isnan(f)) continue;
-    INFO(f);
-    CHECK(c10::Half(f).x == opreg::Half(f).x);
-    CHECK(c10::BFloat16(f).x == opreg::BFloat16(f).x);
+TEST_CASE("element types and THO_DISPATCH", "[torch_stable]") {
+  // One implementation of each element type, shared with opreg's tensors.
+  static_assert(std::is_same_v<torch::headeronly::Half, opreg::Half>);
+  static_assert(std::is_same_v<torch::headeronly::BFloat16, opreg::BFloat16>);
+  static_assert(std::is_same_v<c10::Float8_e4m3fn, opreg::Float8E4M3FN>);
+  static_assert(std::is_same_v<
+                torch::headeronly::impl::ScalarTypeToCPPTypeT<torch::headeronly::kUInt32>,
+                uint32_t>);
+  CHECK(static_cast<float>(c10::Float8_e4m3fnuz(240.f)) == 240.f);
+  CHECK(static_cast<float>(c10::Float8_e4m3fnuz(1000.f)) == 240.f);  // saturates
+  auto size_of = [](torch::headeronly::ScalarType t) {
+    return THO_DISPATCH_SWITCH(t, "size_of",
+                               THO_DISPATCH_CASE(torch::headeronly::ScalarType::Half,
+                                                 [&] { return sizeof(scalar_t); })
+                               THO_DISPATCH_CASE(torch::headeronly::ScalarType::UInt64,
+                                                 [&] { return sizeof(scalar_t); }));
+  };
+  CHECK(size_of(torch::headeronly::ScalarType::Half) == 2);
+  CHECK(size_of(torch::headeronly::ScalarType::UInt64) == 8);
+  try {
+    size_of(torch::headeronly::ScalarType::Float);
+    FAIL("no error");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()) == "\"size_of\" not implemented for 'Float'");
   }
 }

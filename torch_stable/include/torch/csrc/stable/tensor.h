@@ -11,7 +11,10 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>  // kernel signatures take std::optional<Tensor>, as with torch's header
+#include <string>
 #include <type_traits>
+#include <vector>
 
 #include "../../headeronly/core/Layout.h"
 #include "../../headeronly/core/ScalarType.h"

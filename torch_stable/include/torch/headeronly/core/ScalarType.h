@@ -8,6 +8,10 @@
 #include <ostream>
 
 #include "../util/BFloat16.h"
+#include "../util/Float8_e4m3fn.h"
+#include "../util/Float8_e4m3fnuz.h"
+#include "../util/Float8_e5m2.h"
+#include "../util/Float8_e5m2fnuz.h"
 #include "../util/Half.h"
 
 namespace c10 {
@@ -154,11 +158,51 @@ OPREG_STABLE_CPP_TYPE(double, Double);
 OPREG_STABLE_CPP_TYPE(bool, Bool);
 OPREG_STABLE_CPP_TYPE(c10::Half, Half);
 OPREG_STABLE_CPP_TYPE(c10::BFloat16, BFloat16);
+OPREG_STABLE_CPP_TYPE(c10::Float8_e4m3fn, Float8_e4m3fn);
+OPREG_STABLE_CPP_TYPE(c10::Float8_e5m2, Float8_e5m2);
+OPREG_STABLE_CPP_TYPE(c10::Float8_e4m3fnuz, Float8_e4m3fnuz);
+OPREG_STABLE_CPP_TYPE(c10::Float8_e5m2fnuz, Float8_e5m2fnuz);
 #undef OPREG_STABLE_CPP_TYPE
+
+namespace impl {
+// The C++ element type of a ScalarType (ScalarTypeToCPPTypeT<ScalarType::Half> is c10::Half):
+// what the THO_DISPATCH macros bind scalar_t to.
+template <ScalarType>
+struct ScalarTypeToCPPType;
+#define OPREG_STABLE_SCALAR_TO_CPP(cpp_type, name) \
+  template <>                                     \
+  struct ScalarTypeToCPPType<ScalarType::name> {  \
+    using type = cpp_type;                        \
+  }
+OPREG_STABLE_SCALAR_TO_CPP(uint8_t, Byte);
+OPREG_STABLE_SCALAR_TO_CPP(int8_t, Char);
+OPREG_STABLE_SCALAR_TO_CPP(int16_t, Short);
+OPREG_STABLE_SCALAR_TO_CPP(int32_t, Int);
+OPREG_STABLE_SCALAR_TO_CPP(int64_t, Long);
+OPREG_STABLE_SCALAR_TO_CPP(uint16_t, UInt16);
+OPREG_STABLE_SCALAR_TO_CPP(uint32_t, UInt32);
+OPREG_STABLE_SCALAR_TO_CPP(uint64_t, UInt64);
+OPREG_STABLE_SCALAR_TO_CPP(float, Float);
+OPREG_STABLE_SCALAR_TO_CPP(double, Double);
+OPREG_STABLE_SCALAR_TO_CPP(bool, Bool);
+OPREG_STABLE_SCALAR_TO_CPP(c10::Half, Half);
+OPREG_STABLE_SCALAR_TO_CPP(c10::BFloat16, BFloat16);
+OPREG_STABLE_SCALAR_TO_CPP(c10::Float8_e4m3fn, Float8_e4m3fn);
+OPREG_STABLE_SCALAR_TO_CPP(c10::Float8_e5m2, Float8_e5m2);
+OPREG_STABLE_SCALAR_TO_CPP(c10::Float8_e4m3fnuz, Float8_e4m3fnuz);
+OPREG_STABLE_SCALAR_TO_CPP(c10::Float8_e5m2fnuz, Float8_e5m2fnuz);
+#undef OPREG_STABLE_SCALAR_TO_CPP
+template <ScalarType N>
+using ScalarTypeToCPPTypeT = typename ScalarTypeToCPPType<N>::type;
+}  // namespace impl
 
 }  // namespace c10
 
 namespace torch::headeronly {
+namespace impl {
+using c10::impl::ScalarTypeToCPPType;
+using c10::impl::ScalarTypeToCPPTypeT;
+}  // namespace impl
 using c10::CppTypeToScalarType;
 using c10::elementSize;
 using c10::isFloatingType;

@@ -36,12 +36,10 @@ template <class... Args>
 
 #define STD_TORCH_CHECK_MSG(cond, type, ...) (#cond)
 
-#define STD_TORCH_CHECK(cond, ...)                                                          \
-  do {                                                                                      \
-    if (C10_UNLIKELY(!(cond))) {                                                            \
-      ::torch::headeronly::detail::ThrowCheckFailure(#cond, __FILE__, __LINE__,             \
-                                                     ##__VA_ARGS__);                        \
-    }                                                                                       \
-  } while (false)
+// An if-statement, as torch's: code that omits the semicolon after it compiles too.
+#define STD_TORCH_CHECK(cond, ...)                                                        \
+  if (C10_UNLIKELY(!(cond))) {                                                            \
+    ::torch::headeronly::detail::ThrowCheckFailure(#cond, __FILE__, __LINE__, ##__VA_ARGS__); \
+  }
 
 #define STD_TORCH_CHECK_NOT_IMPLEMENTED(cond, ...) STD_TORCH_CHECK(cond, ##__VA_ARGS__)
