@@ -177,3 +177,17 @@ def test_torch_roundtrip():
     del u
     gc.collect()
     assert sys.getrefcount(x) == base
+
+
+@pytest.mark.parametrize("name", ["uint16", "uint32", "uint64"])
+def test_torch_unsigned_dtypes_cross_both_ways(name):
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    dtype = getattr(torch, name)
+    big = {"uint16": 65535, "uint32": 4_000_000_000, "uint64": 2**63 + 5}[name]
+    t = torch.tensor([0, 1, big], dtype=dtype)
+    o = opreg.from_dlpack(t)
+    assert o.dtype == name
+    assert o.numpy().tolist() == [0, 1, big]
+    back = torch.from_dlpack(o)
+    assert back.dtype == dtype and back.data_ptr() == t.data_ptr()  # no copy either way
+    assert back.tolist() == [0, 1, big]
