@@ -11,7 +11,8 @@
 
 namespace opreg::torch_stable {
 
-// The message of the last failed call on this thread ("" after a success).
+// The message of the last failed call on this thread ("" before any failed). A success leaves
+// it alone: callers read it right after a call that failed.
 std::string& LastError();
 
 // Runs `body` (returning void); AOTI_TORCH_SUCCESS, or AOTI_TORCH_FAILURE with the message kept,

@@ -94,7 +94,7 @@ AOTI_TORCH_EXPORT AOTITorchError torch_from_blob(void* data, int64_t ndim,
                                                  void (*deleter)(void* data, void* ctx),
                                                  void* deleter_ctx);
 
-// 2.13: the message of the last failed call on this thread ("" when none), and heap boxes for
+// 2.13: the message of the last failed call on this thread ("" before any), and heap boxes for
 // optional values on the stack.
 AOTI_TORCH_EXPORT const char* torch_exception_get_what();
 AOTI_TORCH_EXPORT const char* torch_exception_get_what_without_backtrace();
