@@ -297,3 +297,21 @@ TEST_CASE("element types and THO_DISPATCH", "[torch_stable]") {
     CHECK(std::string(e.what()) == "\"size_of\" not implemented for 'Float'");
   }
 }
+
+TEST_CASE("element types are trivially default-constructible, as c10's", "[torch_stable]") {
+  static_assert(std::is_trivially_default_constructible_v<c10::Half>);
+  static_assert(std::is_trivially_default_constructible_v<c10::BFloat16>);
+  static_assert(std::is_trivially_default_constructible_v<c10::Float8_e4m3fn>);
+  static_assert(std::is_trivially_default_constructible_v<c10::Float8_e4m3fnuz>);
+  union Packed {  // vLLM's fp8 packing
+    uint32_t u;
+    c10::Float8_e4m3fn f[4];
+  };
+  Packed p;
+  for (int i = 0; i < 4; ++i) p.f[i] = c10::Float8_e4m3fn(static_cast<float>(i));
+  CHECK(static_cast<float>(p.f[3]) == 3.f);
+  CHECK(c10::Half().x == 0);  // value-initialized: +0
+  c10::Half h(1.5f);
+  h += c10::Half(2.f);  // torch's arithmetic on the element types
+  CHECK(static_cast<float>(h) == 3.5f);
+}

@@ -57,7 +57,7 @@ namespace detail {
 // One fnuz format: kMantissaBits mantissa bits, exponent bias kBias.
 template <int kMantissaBits, int kBias>
 struct Float8Fnuz {
-  uint8_t x = 0;
+  uint8_t x;  // trivially default-constructible, as opreg/core/half.h's types
   using from_bits_t = FromBitsTag;
   OPREG_HOST_DEVICE static constexpr from_bits_t from_bits() { return from_bits_t(); }
   Float8Fnuz() = default;

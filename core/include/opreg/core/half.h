@@ -96,9 +96,14 @@ OPREG_HOST_DEVICE inline bool FloatBitsIsNaN(uint32_t u) { return (u & 0x7ffffff
 struct FromBitsTag {};
 inline constexpr FromBitsTag kFromBits{};
 
+// Each type below is trivially default-constructible, as c10's are: `T t;` leaves t
+// uninitialized and `T()` / `T{}` is +0. Kernel code keeps these types in unions (vLLM's
+// fp8 quantization packs them into a `union { uint32_t u; fp8_t f[4]; }`), which a default
+// member initializer would make impossible to default-construct.
+
 // IEEE 754 binary16: 1 sign, 5 exponent, 10 mantissa bits. Max 65504.
 struct Half {
-  uint16_t x = 0;
+  uint16_t x;  // no initializer: trivially default-constructible (see above)
 
   Half() = default;
   OPREG_HOST_DEVICE constexpr Half(uint16_t bits, FromBitsTag) : x(bits) {}
@@ -144,7 +149,7 @@ struct Half {
 
 // bfloat16: the top 16 bits of a float (1 sign, 8 exponent, 7 mantissa bits).
 struct BFloat16 {
-  uint16_t x = 0;
+  uint16_t x;  // no initializer: trivially default-constructible (see above)
 
   BFloat16() = default;
   OPREG_HOST_DEVICE constexpr BFloat16(uint16_t bits, FromBitsTag) : x(bits) {}
@@ -168,7 +173,7 @@ struct BFloat16 {
 // OCP FP8 E4M3FN: 1 sign, 4 exponent (bias 7), 3 mantissa bits; no infinities, NaN = S.1111.111,
 // max 448. Conversion from float saturates (see the file comment).
 struct Float8E4M3FN {
-  uint8_t x = 0;
+  uint8_t x;  // no initializer: trivially default-constructible (see above)
 
   Float8E4M3FN() = default;
   OPREG_HOST_DEVICE constexpr Float8E4M3FN(uint8_t bits, FromBitsTag) : x(bits) {}
@@ -191,7 +196,7 @@ struct Float8E4M3FN {
 
 // OCP FP8 E5M2: 1 sign, 5 exponent (bias 15), 2 mantissa bits; IEEE-style inf/NaN, max 57344.
 struct Float8E5M2 {
-  uint8_t x = 0;
+  uint8_t x;  // no initializer: trivially default-constructible (see above)
 
   Float8E5M2() = default;
   OPREG_HOST_DEVICE constexpr Float8E5M2(uint8_t bits, FromBitsTag) : x(bits) {}

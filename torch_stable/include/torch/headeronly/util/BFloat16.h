@@ -5,6 +5,7 @@
 #pragma once
 
 #include "opreg/core/half.h"
+#include "opreg/core/half_arithmetic.h"  // h += x, __ldg(h_ptr), ... as with torch's
 
 namespace c10 {
 using BFloat16 = ::opreg::BFloat16;

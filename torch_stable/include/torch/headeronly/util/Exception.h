@@ -41,5 +41,3 @@ template <class... Args>
   if (C10_UNLIKELY(!(cond))) {                                                            \
     ::torch::headeronly::detail::ThrowCheckFailure(#cond, __FILE__, __LINE__, ##__VA_ARGS__); \
   }
-
-#define STD_TORCH_CHECK_NOT_IMPLEMENTED(cond, ...) STD_TORCH_CHECK(cond, ##__VA_ARGS__)
