@@ -21,7 +21,8 @@ Each torch op gets:
   stable C ABI (`aoti_torch_library_impl`, `torch_from_blob`), for ops whose arguments are
   Tensor, int, SymInt, float, bool, ScalarType or their optionals. (An op with returns still
   passes through the Python autograd kernel below in grad mode and under no_grad; only `-> ()`
-  ops, and every op under inference_mode, reach the C++ entry point with no Python frame.) Other ops (a `Scalar`, `str` or list argument), and every op
+  ops, and every op under inference_mode, reach the C++ entry point with no Python frame.)
+  Other ops (a `Scalar`, `str` or list argument), and every op
   on older torch or with OPREG_TORCH_PYTHON_KERNELS=1 in the environment, get a Python kernel
   that passes torch tensors through torch's C DLPack exchange API; `python_kernels()` lists
   them with the reason. Errors name the op and argument either way; through the C++ kernel

@@ -34,7 +34,8 @@ TEST_CASE("opreg ops loads a stable-ABI library that links no runtime", "[cli]")
   INFO(err);
   CHECK_THAT(out, Catch::Contains("stable_kernels::rms_norm(Tensor! result, Tensor input, "
                                   "Tensor weight, float epsilon) -> ()\n"));
-  CHECK_THAT(out, Catch::Contains("stable_kernels::permute_cols(Tensor A, Tensor perm) -> Tensor\n"));
+  CHECK_THAT(out,
+             Catch::Contains("stable_kernels::permute_cols(Tensor A, Tensor perm) -> Tensor\n"));
 }
 
 TEST_CASE("opreg ops loads a library that is a Python extension module", "[cli]") {

@@ -76,8 +76,8 @@ TEST_CASE("silu_and_mul through a boxed call, f32 and bf16, on a strided input",
     op.CallBoxed({IValue(out), IValue(x)});
     for (int64_t r = 0; r < 5; ++r) {
       for (int64_t j = 0; j < 4; ++j) {
-        const float expect = static_cast<float>(Silu(static_cast<float>(x.at({r, j}))) *
-                                                x.at({r, j + 4}));
+        const float expect =
+            static_cast<float>(Silu(static_cast<float>(x.at({r, j}))) * x.at({r, j + 4}));
         CHECK(out.at({r, j}) == Approx(expect).epsilon(dtype == DType::kFloat32 ? 1e-6 : 1e-2));
       }
     }
@@ -124,8 +124,7 @@ TEST_CASE("topk_softmax, int8 quantization and permute_cols", "[torch_stable]") 
   opreg::Tensor x = Random({2, 5});
   opreg::Tensor q = opreg::empty({2, 5}, DType::kInt8);
   opreg::Tensor scales = opreg::empty({2, 1}, DType::kFloat32);
-  d.FindOpOrThrow("stable_kernels::dynamic_scaled_int8_quant")
-      .CallBoxed({q, x, scales, IValue()});
+  d.FindOpOrThrow("stable_kernels::dynamic_scaled_int8_quant").CallBoxed({q, x, scales, IValue()});
   for (int64_t r = 0; r < 2; ++r) {
     for (int64_t j = 0; j < 5; ++j) {
       CHECK(std::abs(q.at({r, j}) * scales.at({r, 0}) - x.at({r, j})) <= scales.at({r, 0}));
@@ -192,7 +191,8 @@ TEST_CASE("torch::stable ops run on opreg tensors through torch_call_dispatcher"
         Approx(base.at({1, 2, 0}) + base.at({1, 2, 1}) + base.at({1, 2, 2}) + base.at({1, 2, 3})));
   torch::stable::Tensor half = torch::stable::to(t, torch::headeronly::ScalarType::Half);
   CHECK(half.scalar_type() == torch::headeronly::ScalarType::Half);
-  torch::stable::Tensor padded = torch::stable::pad(torch::stable::view(t, {6, 4}), {1, 2}, "constant", 9.0);
+  torch::stable::Tensor padded =
+      torch::stable::pad(torch::stable::view(t, {6, 4}), {1, 2}, "constant", 9.0);
   CHECK(padded.sizes().equals({6, 7}));
   CHECK(FromStable(padded).at({0, 0}) == 9.0);
   CHECK(FromStable(padded).at({0, 1}) == base.at({0, 0, 0}));
@@ -203,8 +203,7 @@ TEST_CASE("torch::stable ops run on opreg tensors through torch_call_dispatcher"
   CHECK_FALSE(torch::stable::is_pinned(t));
 }
 
-TEST_CASE("from_blob with a deleter runs it once, when the last reference goes",
-          "[torch_stable]") {
+TEST_CASE("from_blob with a deleter runs it once, when the last reference goes", "[torch_stable]") {
   static int released = 0;
   std::vector<float> data(6, 2.f);
   {
@@ -220,8 +219,7 @@ TEST_CASE("from_blob with a deleter runs it once, when the last reference goes",
   CHECK(released == 1);
 }
 
-TEST_CASE("the shim reports bad calls as errors with a message, never a crash",
-          "[torch_stable]") {
+TEST_CASE("the shim reports bad calls as errors with a message, never a crash", "[torch_stable]") {
   int64_t out = 0;
   CHECK(aoti_torch_get_dim(nullptr, &out) == AOTI_TORCH_FAILURE);
   CHECK(std::string(torch_exception_get_what()).find("aoti_torch_get_dim") != std::string::npos);
@@ -276,17 +274,17 @@ TEST_CASE("element types and THO_DISPATCH", "[torch_stable]") {
   static_assert(std::is_same_v<torch::headeronly::Half, opreg::Half>);
   static_assert(std::is_same_v<torch::headeronly::BFloat16, opreg::BFloat16>);
   static_assert(std::is_same_v<c10::Float8_e4m3fn, opreg::Float8E4M3FN>);
-  static_assert(std::is_same_v<
-                torch::headeronly::impl::ScalarTypeToCPPTypeT<torch::headeronly::kUInt32>,
-                uint32_t>);
+  static_assert(
+      std::is_same_v<torch::headeronly::impl::ScalarTypeToCPPTypeT<torch::headeronly::kUInt32>,
+                     uint32_t>);
   CHECK(static_cast<float>(c10::Float8_e4m3fnuz(240.f)) == 240.f);
   CHECK(static_cast<float>(c10::Float8_e4m3fnuz(1000.f)) == 240.f);  // saturates
   auto size_of = [](torch::headeronly::ScalarType t) {
-    return THO_DISPATCH_SWITCH(t, "size_of",
-                               THO_DISPATCH_CASE(torch::headeronly::ScalarType::Half,
-                                                 [&] { return sizeof(scalar_t); })
-                               THO_DISPATCH_CASE(torch::headeronly::ScalarType::UInt64,
-                                                 [&] { return sizeof(scalar_t); }));
+    return THO_DISPATCH_SWITCH(
+        t, "size_of",
+        THO_DISPATCH_CASE(torch::headeronly::ScalarType::Half, [&] { return sizeof(scalar_t); })
+            THO_DISPATCH_CASE(torch::headeronly::ScalarType::UInt64,
+                              [&] { return sizeof(scalar_t); }));
   };
   CHECK(size_of(torch::headeronly::ScalarType::Half) == 2);
   CHECK(size_of(torch::headeronly::ScalarType::UInt64) == 8);

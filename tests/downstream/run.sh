@@ -128,7 +128,8 @@ CMAKE
     dump=$(env -u LD_LIBRARY_PATH "$prefix/bin/opreg" ops --load \
       "$work/build/libstable_kernels.so" stable_kernels::rms_norm)
     echo "$dump"
-    if [[ "$(cache_get OPREG_BUILD_CUDA)" == "ON" ]] && ! grep -q "CUDA: registered" <<<"$dump"; then
+    if [[ "$(cache_get OPREG_BUILD_CUDA)" == "ON" ]] &&
+       ! grep -q "CUDA: registered" <<<"$dump"; then
       echo "the CUDA kernel of stable_kernels::rms_norm was not registered" >&2
       exit 1
     fi

@@ -21,7 +21,7 @@ std::vector<int64_t> Ints(const int64_t* p, int64_t n, const char* what) {
 }
 
 at::TensorOptions Options(const at::Tensor* like, const int32_t* dtype, const int32_t* layout,
-                           const int32_t* device, int32_t device_index, const char* what) {
+                          const int32_t* device, int32_t device_index, const char* what) {
   at::TensorOptions o;
   if (like != nullptr) o = o.dtype(like->scalar_type()).device(like->device());
   if (dtype != nullptr) {
@@ -58,25 +58,22 @@ using opreg::torch_stable::TensorOf;
 
 extern "C" {
 
-AOTITorchError aoti_torch_aten_narrow(AtenTensorHandle self, int64_t dim,
-                                                        int64_t start, int64_t length,
-                                                        AtenTensorHandle* ret0) {
+AOTITorchError aoti_torch_aten_narrow(AtenTensorHandle self, int64_t dim, int64_t start,
+                                      int64_t length, AtenTensorHandle* ret0) {
   return ShimGuard(__func__, [&] {
     CheckOut(ret0, "ret0");
     *ret0 = NewHandle(TensorOf(self, "self").narrow(dim, start, length));
   });
 }
 
-AOTITorchError aoti_torch_aten_fill__Scalar(AtenTensorHandle self,
-                                                              double value) {
+AOTITorchError aoti_torch_aten_fill__Scalar(AtenTensorHandle self, double value) {
   return ShimGuard(__func__, [&] { at::Tensor(TensorOf(self, "self")).fill_(value); });
 }
 
 // Constant padding only (torch's default mode): the last dims are padded from the back, pairs
 // (before, after) per dim; negative pads crop, as in torch.
-AOTITorchError aoti_torch_aten_pad(AtenTensorHandle self, const int64_t* pad,
-                                                     int64_t pad_len_, const char* mode,
-                                                     double* value, AtenTensorHandle* ret0) {
+AOTITorchError aoti_torch_aten_pad(AtenTensorHandle self, const int64_t* pad, int64_t pad_len_,
+                                   const char* mode, double* value, AtenTensorHandle* ret0) {
   return ShimGuard(__func__, [&] {
     CheckOut(ret0, "ret0");
     const at::Tensor x(TensorOf(self, "self"));
@@ -113,17 +110,15 @@ AOTITorchError aoti_torch_aten_pad(AtenTensorHandle self, const int64_t* pad,
   });
 }
 
-AOTITorchError aoti_torch_aten_full(const int64_t* size, int64_t size_len_,
-                                                      double fill_value, int32_t* dtype,
-                                                      int32_t* layout, int32_t* device,
-                                                      int32_t device_index_,
-                                                      int32_t* pin_memory,
-                                                      AtenTensorHandle* ret0) {
+AOTITorchError aoti_torch_aten_full(const int64_t* size, int64_t size_len_, double fill_value,
+                                    int32_t* dtype, int32_t* layout, int32_t* device,
+                                    int32_t device_index_, int32_t* pin_memory,
+                                    AtenTensorHandle* ret0) {
   return ShimGuard(__func__, [&] {
     CheckOut(ret0, "ret0");
     (void)pin_memory;
-    const auto o = opreg::torch_stable::Options(nullptr, dtype, layout, device, device_index_,
-                                                "full");
+    const auto o =
+        opreg::torch_stable::Options(nullptr, dtype, layout, device, device_index_, "full");
     *ret0 = NewHandle(
         at::full(opreg::torch_stable::Ints(size, size_len_, "size"), fill_value, o).opreg());
   });

@@ -23,7 +23,7 @@ std::optional<c10::ScalarType> OptDType(const IValue& v) {
 }
 
 at::TensorOptions Options(const IValue& dtype, const IValue& device,
-                           const at::TensorOptions& base) {
+                          const at::TensorOptions& base) {
   at::TensorOptions o = base;
   if (!dtype.isNone()) o = o.dtype(static_cast<c10::ScalarType>(dtype.toInt()));
   if (!device.isNone()) o = o.device(c10::Device(device.toDevice()));
@@ -79,9 +79,7 @@ void Clone(Stack* s) { Returns(s, Out(T((*s)[0]).clone())); }
 
 void Contiguous(Stack* s) { Returns(s, Out(T((*s)[0]).contiguous())); }
 
-void Flatten(Stack* s) {
-  Returns(s, Out(T((*s)[0]).flatten((*s)[1].toInt(), (*s)[2].toInt())));
-}
+void Flatten(Stack* s) { Returns(s, Out(T((*s)[0]).flatten((*s)[1].toInt(), (*s)[2].toInt()))); }
 
 void Reshape(Stack* s) { Returns(s, Out(T((*s)[0]).reshape((*s)[1].toIntList()))); }
 
@@ -99,9 +97,7 @@ void Unsqueeze(Stack* s) { Returns(s, Out(T((*s)[0]).unsqueeze((*s)[1].toInt()))
 
 void SqueezeDim(Stack* s) { Returns(s, Out(T((*s)[0]).squeeze((*s)[1].toInt()))); }
 
-void SelectInt(Stack* s) {
-  Returns(s, Out(T((*s)[0]).select((*s)[1].toInt(), (*s)[2].toInt())));
-}
+void SelectInt(Stack* s) { Returns(s, Out(T((*s)[0]).select((*s)[1].toInt(), (*s)[2].toInt()))); }
 
 void Permute(Stack* s) { Returns(s, Out(T((*s)[0]).permute((*s)[1].toIntList()))); }
 

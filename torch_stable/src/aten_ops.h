@@ -11,7 +11,7 @@
 namespace opreg::torch_stable {
 
 struct AtenOp {
-  FunctionSchema schema;  // torch's schema of the overload
+  FunctionSchema schema;     // torch's schema of the overload
   void (*run)(Stack* args);  // replaces the arguments with the returns
 };
 

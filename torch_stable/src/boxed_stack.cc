@@ -42,8 +42,7 @@ std::vector<StableIValue> TakeArgumentsToStable(const FunctionSchema& schema, St
   return slots;
 }
 
-void PushReturnsFromStable(const FunctionSchema& schema, const StableIValue* slots,
-                           Stack* stack) {
+void PushReturnsFromStable(const FunctionSchema& schema, const StableIValue* slots, Stack* stack) {
   const auto& rets = schema.returns();
   size_t i = 0;
   try {
@@ -78,7 +77,8 @@ void ReturnsToStable(const FunctionSchema& schema, const Stack& returns, StableI
               rets.size(), " returns, got ", returns.size());
   size_t i = 0;
   try {
-    for (; i < rets.size(); ++i) slots[i] = ToStable(returns[i], *rets[i].type(), ReturnName(schema, i));
+    for (; i < rets.size(); ++i)
+      slots[i] = ToStable(returns[i], *rets[i].type(), ReturnName(schema, i));
   } catch (...) {
     for (size_t j = 0; j < i; ++j) ReleaseStable(slots[j], *rets[j].type());
     throw;

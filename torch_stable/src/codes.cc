@@ -30,7 +30,8 @@ Device DeviceFromCodes(int32_t device_type, int32_t device_index, const char* wh
     default:
       break;
   }
-  OPREG_CHECK_VALUE(false, what, ": expected a cpu, cuda or meta device, got torch DeviceType code ",
+  OPREG_CHECK_VALUE(false, what,
+                    ": expected a cpu, cuda or meta device, got torch DeviceType code ",
                     device_type);
   return Device::cpu();
 }
@@ -94,12 +95,23 @@ size_t aoti_torch_dtype_element_size(int32_t dtype) {
   std::optional<DType> d = opreg::DTypeFromTorchScalarTypeCode(dtype);
   if (d) return opreg::ItemSize(*d);
   switch (dtype) {
-    case 25: case 26: case 44: case 45: return 1;  // fp8 fnuz, e8m0, fp4 x2
-    case 27: case 8: return 2;                    // uint16, complex32
-    case 28: return 4;                            // uint32
-    case 29: case 9: return 8;                    // uint64, complex64
-    case 10: return 16;                           // complex128
-    default: return 0;
+    case 25:
+    case 26:
+    case 44:
+    case 45:
+      return 1;  // fp8 fnuz, e8m0, fp4 x2
+    case 27:
+    case 8:
+      return 2;  // uint16, complex32
+    case 28:
+      return 4;  // uint32
+    case 29:
+    case 9:
+      return 8;  // uint64, complex64
+    case 10:
+      return 16;  // complex128
+    default:
+      return 0;
   }
 }
 

@@ -1,10 +1,11 @@
 // The stable shim's CUDA runtime calls (host code), through opreg::torch_compat's CUDA helpers so
 // that a stable-ABI kernel and a classic one on the same thread share one cuBLAS handle per
 // device and one notion of the current device.
+#include "opreg/torch_compat/cuda.h"
+
 #include <cuda_runtime_api.h>
 
 #include "cuda_runtime_calls.h"
-#include "opreg/torch_compat/cuda.h"
 
 namespace opreg::torch_stable {
 

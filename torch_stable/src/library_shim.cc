@@ -55,11 +55,11 @@ TorchLibraryHandle NewLibrary(Library::Kind kind, const char* ns, const char* k,
   if (kind == Library::IMPL) {
     key = KeyFromTorchName(k != nullptr ? k : "");
     if (!key) {
-      record->bad_key = StrCat("STABLE_TORCH_LIBRARY_IMPL(", ns, ", ", k != nullptr ? k : "null",
-                               ") block at ", file, ":", line,
-                               ": opreg has no dispatch key '", k != nullptr ? k : "null",
-                               "' (expected CPU, CUDA, Meta, CompositeExplicitAutograd or "
-                               "CompositeImplicitAutograd)");
+      record->bad_key =
+          StrCat("STABLE_TORCH_LIBRARY_IMPL(", ns, ", ", k != nullptr ? k : "null", ") block at ",
+                 file, ":", line, ": opreg has no dispatch key '", k != nullptr ? k : "null",
+                 "' (expected CPU, CUDA, Meta, CompositeExplicitAutograd or "
+                 "CompositeImplicitAutograd)");
       detail::RecordStaticError(record->bad_key);
       return record.release();
     }
@@ -113,8 +113,7 @@ extern "C" {
 AOTITorchError aoti_torch_library_init_impl(const char* ns, const char* k, const char* file,
                                             uint32_t line, TorchLibraryHandle* ret_new_torch_lib) {
   return ShimGuard(__func__, [&] {
-    *ret_new_torch_lib =
-        opreg::torch_stable::NewLibrary(opreg::Library::IMPL, ns, k, file, line);
+    *ret_new_torch_lib = opreg::torch_stable::NewLibrary(opreg::Library::IMPL, ns, k, file, line);
   });
 }
 

@@ -1,6 +1,7 @@
 // The stable ABI's runtime services over opreg: lists and strings of the boxed stack, optional
 // boxes, device parsing, guards and streams (opreg's per-thread current CUDA stream), the
 // parallel loop (OpenMP, as opreg's CPU kernels), warnings and the last error message.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -163,8 +164,8 @@ AOTITorchError torch_parse_device_string(const char* device_string, uint32_t* ou
 }
 
 // Chunks of at least grain_size, one per thread (OpenMP), as at::parallel_for.
-AOTITorchError torch_parallel_for(int64_t begin, int64_t end, int64_t grain_size,
-                                  ParallelFunc func, void* ctx) {
+AOTITorchError torch_parallel_for(int64_t begin, int64_t end, int64_t grain_size, ParallelFunc func,
+                                  void* ctx) {
   return ShimGuard(__func__, [&] {
     OPREG_CHECK_VALUE(func != nullptr, "parallel_for: expected a function, got nullptr");
     if (begin >= end) return;
@@ -181,7 +182,7 @@ AOTITorchError torch_parallel_for(int64_t begin, int64_t end, int64_t grain_size
     const int64_t chunk = (n + threads - 1) / threads;
     std::string error;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(static_cast<int>(threads))
+#pragma omp parallel for num_threads(static_cast <int>(threads))
 #endif
     for (int64_t t = 0; t < threads; ++t) {
       const int64_t b = begin + t * chunk;
@@ -222,8 +223,7 @@ AOTITorchError torch_get_num_threads(uint32_t* out_num_threads) {
   });
 }
 
-AOTITorchError aoti_torch_create_device_guard(int32_t device_index,
-                                              DeviceGuardHandle* ret_guard) {
+AOTITorchError aoti_torch_create_device_guard(int32_t device_index, DeviceGuardHandle* ret_guard) {
   return ShimGuard(__func__, [&] {
     CheckOut(ret_guard, "ret_guard");
     auto guard = std::make_unique<opreg::torch_stable::Guard>();
@@ -233,8 +233,7 @@ AOTITorchError aoti_torch_create_device_guard(int32_t device_index,
 }
 
 AOTITorchError aoti_torch_delete_device_guard(DeviceGuardHandle guard) {
-  return ShimGuard(__func__,
-                   [&] { delete reinterpret_cast<opreg::torch_stable::Guard*>(guard); });
+  return ShimGuard(__func__, [&] { delete reinterpret_cast<opreg::torch_stable::Guard*>(guard); });
 }
 
 AOTITorchError aoti_torch_device_guard_set_index(DeviceGuardHandle guard, int32_t device_index) {
@@ -264,8 +263,8 @@ AOTITorchError aoti_torch_stream_id(StreamHandle stream, int64_t* ret_stream_id)
   return ShimGuard(__func__, [&] {
     CheckOut(ret_stream_id, "ret_stream_id");
     OPREG_CHECK_VALUE(stream != nullptr, "expected a stream handle, got nullptr");
-    *ret_stream_id = static_cast<int64_t>(reinterpret_cast<intptr_t>(
-        reinterpret_cast<opreg::torch_stable::Stream*>(stream)->stream));
+    *ret_stream_id = static_cast<int64_t>(
+        reinterpret_cast<intptr_t>(reinterpret_cast<opreg::torch_stable::Stream*>(stream)->stream));
   });
 }
 
@@ -341,15 +340,15 @@ const char* torch_exception_get_what_without_backtrace() {
 void aoti_torch_check(bool cond, const char* func, const char* file, uint32_t line,
                       const char* msg) {
   if (cond) return;
-  throw opreg::Error(opreg::ErrorKind::kRuntime,
-                     opreg::StrCat(msg != nullptr ? msg : "check failed", " (in ",
-                                   func != nullptr ? func : "?", " at ",
-                                   file != nullptr ? file : "?", ":", line, ")"));
+  throw opreg::Error(
+      opreg::ErrorKind::kRuntime,
+      opreg::StrCat(msg != nullptr ? msg : "check failed", " (in ", func != nullptr ? func : "?",
+                    " at ", file != nullptr ? file : "?", ":", line, ")"));
 }
 
 void aoti_torch_warn(const char* func, const char* file, uint32_t line, const char* msg) {
   opreg::Logger().warn("{} (in {} at {}:{})", msg != nullptr ? msg : "",
-                        func != nullptr ? func : "?", file != nullptr ? file : "?", line);
+                       func != nullptr ? func : "?", file != nullptr ? file : "?", line);
 }
 
 }  // extern "C"

@@ -32,8 +32,8 @@ T FromBits(StableIValue v) {
 
 StableIValue DeviceBits(const Device& device) {
   const auto type = static_cast<uint32_t>(DeviceTypeCode(device));
-  const auto index = static_cast<uint32_t>(static_cast<int32_t>(
-      device.is_cuda() ? device.index : -1));
+  const auto index =
+      static_cast<uint32_t>(static_cast<int32_t>(device.is_cuda() ? device.index : -1));
   return (static_cast<uint64_t>(type) << 32) | index;
 }
 
@@ -127,8 +127,7 @@ IValue MakeList(std::vector<IValue> items, const Type& element) {
   return IValue::GenericList(std::move(items));
 }
 
-}  // namespace
-
+// Empty when the stable ABI carries `type`, else why not.
 std::string StableUnsupported(const Type& type) {
   switch (type.kind()) {
     case TypeKind::kTensor:
@@ -151,6 +150,8 @@ std::string StableUnsupported(const Type& type) {
       return "the stable ABI has no encoding for " + type.str();
   }
 }
+
+}  // namespace
 
 StableIValue ToStable(const IValue& value, const Type& type, const std::string& what) {
   switch (type.kind()) {

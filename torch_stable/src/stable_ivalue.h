@@ -23,7 +23,5 @@ StableIValue ToStable(const IValue& value, const Type& type, const std::string& 
 IValue FromStable(StableIValue value, const Type& type, const std::string& what);
 // Releases what `value` owns without converting it (a stack slot left over after an error).
 void ReleaseStable(StableIValue value, const Type& type);
-// Empty when the stable ABI carries `type`, else why not.
-std::string StableUnsupported(const Type& type);
 
 }  // namespace opreg::torch_stable

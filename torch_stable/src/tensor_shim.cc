@@ -19,8 +19,7 @@ namespace {
 
 IntArrayRef Dims(const int64_t* ptr, int64_t ndim, const char* what) {
   OPREG_CHECK_VALUE(ndim >= 0, what, ": expected ndim >= 0, got ", ndim);
-  OPREG_CHECK_VALUE(ndim == 0 || ptr != nullptr, what, ": expected ", ndim,
-                    " values, got nullptr");
+  OPREG_CHECK_VALUE(ndim == 0 || ptr != nullptr, what, ": expected ", ndim, " values, got nullptr");
   return IntArrayRef(ptr, static_cast<size_t>(ndim));
 }
 
@@ -36,8 +35,8 @@ Tensor FromBlob(void* data, int64_t ndim, const int64_t* sizes, const int64_t* s
   const Device device = DeviceFromCodes(device_type, device_index, what);
   const IntArrayRef size_ref = Dims(sizes, ndim, what);
   const IntArrayRef stride_ref = Dims(strides, ndim, what);
-  OPREG_CHECK_VALUE(data != nullptr || ComputeNumel(size_ref, what) == 0 || device.is_meta(),
-                    what, ": expected a data pointer, got nullptr");
+  OPREG_CHECK_VALUE(data != nullptr || ComputeNumel(size_ref, what) == 0 || device.is_meta(), what,
+                    ": expected a data pointer, got nullptr");
   // The offset moves the first element: opreg's blob starts at it (the storage then begins at
   // the first element, which is what a kernel reads).
   char* first = static_cast<char*>(data);
@@ -53,9 +52,9 @@ template <class T>
 void Item(AtenTensorHandle tensor, T* ret, const char* what) {
   CheckOut(ret, what);
   const Tensor& t = TensorOf(tensor, what);
-  OPREG_CHECK_VALUE(t.numel() == 1, what, ": expected a tensor with one element, got ",
-                    t.numel());
-  *ret = static_cast<T>(t.is_cpu() ? t.item() : t.contiguous().clone().item());
+  OPREG_CHECK_VALUE(t.numel() == 1, what, ": expected a tensor with one element, got ", t.numel());
+  // item() reads host memory: a CUDA (or meta) tensor's element is copied to the CPU first.
+  *ret = static_cast<T>(t.is_cpu() ? t.item() : at::Tensor(t).cpu().opreg().item());
 }
 
 }  // namespace
@@ -73,8 +72,8 @@ AOTITorchError Getter(const char* function, AtenTensorHandle tensor, T* ret, con
 }  // namespace opreg::torch_stable
 
 using opreg::Tensor;
-using opreg::torch_stable::Getter;
 using opreg::torch_stable::CheckOut;
+using opreg::torch_stable::Getter;
 using opreg::torch_stable::NewHandle;
 using opreg::torch_stable::ShimGuard;
 using opreg::torch_stable::TensorOf;
@@ -126,16 +125,13 @@ AOTITorchError aoti_torch_get_storage_size(AtenTensorHandle tensor, int64_t* ret
 }
 
 AOTITorchError aoti_torch_get_storage_numel(AtenTensorHandle tensor, int64_t* ret_numel) {
-  return ShimGuard(__func__, [&] {
-    CheckOut(ret_numel, "ret_numel");
-    const Tensor& t = TensorOf(tensor);
-    *ret_numel = static_cast<int64_t>(t.storage().nbytes() / t.itemsize());
+  return Getter(__func__, tensor, ret_numel, "ret_numel", [](const Tensor& t) {
+    return static_cast<int64_t>(t.storage().nbytes() / t.itemsize());
   });
 }
 
 AOTITorchError aoti_torch_get_dim(AtenTensorHandle tensor, int64_t* ret_dim) {
-  return Getter(__func__, tensor, ret_dim, "ret_dim",
-                [](const Tensor& t) { return t.dim(); });
+  return Getter(__func__, tensor, ret_dim, "ret_dim", [](const Tensor& t) { return t.dim(); });
 }
 
 AOTITorchError aoti_torch_get_numel(AtenTensorHandle tensor, int64_t* ret_numel) {
@@ -187,21 +183,16 @@ AOTITorchError aoti_torch_get_device_index(AtenTensorHandle tensor, int32_t* ret
 }
 
 AOTITorchError aoti_torch_get_layout(AtenTensorHandle tensor, int32_t* ret_layout) {
-  return ShimGuard(__func__, [&] {
-    CheckOut(ret_layout, "ret_layout");
-    (void)TensorOf(tensor).dim();  // a defined tensor: every opreg tensor is strided
-    *ret_layout = opreg::torch_stable::kTorchStrided;
-  });
+  // Every opreg tensor is strided (Getter still refuses a null handle).
+  return Getter(__func__, tensor, ret_layout, "ret_layout",
+                [](const Tensor&) { return opreg::torch_stable::kTorchStrided; });
 }
 
 // opreg's storages begin at the base of the tensor that allocated them, so a view's offset is its
 // distance from that base.
-AOTITorchError aoti_torch_get_storage_offset(AtenTensorHandle tensor,
-                                             int64_t* ret_storage_offset) {
-  return ShimGuard(__func__, [&] {
-    CheckOut(ret_storage_offset, "ret_storage_offset");
-    *ret_storage_offset = TensorOf(tensor).storage_offset();
-  });
+AOTITorchError aoti_torch_get_storage_offset(AtenTensorHandle tensor, int64_t* ret_storage_offset) {
+  return Getter(__func__, tensor, ret_storage_offset, "ret_storage_offset",
+                [](const Tensor& t) { return t.storage_offset(); });
 }
 
 AOTITorchError aoti_torch_is_contiguous(AtenTensorHandle tensor, bool* ret_is_contiguous) {
@@ -243,14 +234,15 @@ AOTITorchError aoti_torch_as_strided(AtenTensorHandle self, const int64_t* sizes
 }
 
 AOTITorchError aoti_torch__reinterpret_tensor(AtenTensorHandle self, int64_t ndim,
-                                              const int64_t* sizes_ptr,
-                                              const int64_t* strides_ptr, int64_t storage_offset,
+                                              const int64_t* sizes_ptr, const int64_t* strides_ptr,
+                                              int64_t storage_offset,
                                               AtenTensorHandle* ret_new_tensor) {
   return ShimGuard(__func__, [&] {
     CheckOut(ret_new_tensor, "ret_new_tensor");
-    *ret_new_tensor = NewHandle(TensorOf(self, "self").as_strided(
-        opreg::torch_stable::Dims(sizes_ptr, ndim, "sizes"),
-        opreg::torch_stable::Dims(strides_ptr, ndim, "strides"), storage_offset));
+    *ret_new_tensor = NewHandle(
+        TensorOf(self, "self")
+            .as_strided(opreg::torch_stable::Dims(sizes_ptr, ndim, "sizes"),
+                        opreg::torch_stable::Dims(strides_ptr, ndim, "strides"), storage_offset));
   });
 }
 
@@ -263,8 +255,8 @@ AOTITorchError aoti_torch_create_tensor_from_blob(void* data, int64_t ndim,
   return ShimGuard(__func__, [&] {
     CheckOut(ret, "ret");
     *ret = NewHandle(opreg::torch_stable::FromBlob(data, ndim, sizes_ptr, strides_ptr,
-                                                   storage_offset, dtype, device_type,
-                                                   device_index, 0, {}, "from_blob"));
+                                                   storage_offset, dtype, device_type, device_index,
+                                                   0, {}, "from_blob"));
   });
 }
 
@@ -278,8 +270,8 @@ AOTITorchError aoti_torch_create_tensor_from_blob_v2(
     OPREG_CHECK_VALUE(opaque_metadata_size == 0 || opaque_metadata == nullptr,
                       "from_blob: opaque metadata (MKL-DNN tensors) is not supported");
     *ret = NewHandle(opreg::torch_stable::FromBlob(data, ndim, sizes_ptr, strides_ptr,
-                                                   storage_offset, dtype, device_type,
-                                                   device_index, layout, {}, "from_blob"));
+                                                   storage_offset, dtype, device_type, device_index,
+                                                   layout, {}, "from_blob"));
   });
 }
 
@@ -287,8 +279,8 @@ AOTITorchError torch_from_blob(void* data, int64_t ndim, const int64_t* sizes_pt
                                const int64_t* strides_ptr, int64_t storage_offset, int32_t dtype,
                                int32_t device_type, int32_t device_index, AtenTensorHandle* ret,
                                int32_t layout, const uint8_t* opaque_metadata,
-                               int64_t opaque_metadata_size,
-                               void (*deleter)(void* data, void* ctx), void* deleter_ctx) {
+                               int64_t opaque_metadata_size, void (*deleter)(void* data, void* ctx),
+                               void* deleter_ctx) {
   return ShimGuard(__func__, [&] {
     CheckOut(ret, "ret");
     OPREG_CHECK_VALUE(opaque_metadata_size == 0 || opaque_metadata == nullptr,
@@ -298,14 +290,12 @@ AOTITorchError torch_from_blob(void* data, int64_t ndim, const int64_t* sizes_pt
       release = [deleter, deleter_ctx](void* p) { deleter(p, deleter_ctx); };
     }
     *ret = NewHandle(opreg::torch_stable::FromBlob(data, ndim, sizes_ptr, strides_ptr,
-                                                   storage_offset, dtype, device_type,
-                                                   device_index, layout, std::move(release),
-                                                   "from_blob"));
+                                                   storage_offset, dtype, device_type, device_index,
+                                                   layout, std::move(release), "from_blob"));
   });
 }
 
-AOTITorchError aoti_torch_copy_(AtenTensorHandle self, AtenTensorHandle src,
-                                int32_t non_blocking) {
+AOTITorchError aoti_torch_copy_(AtenTensorHandle self, AtenTensorHandle src, int32_t non_blocking) {
   return ShimGuard(__func__, [&] {
     at::Tensor dst(TensorOf(self, "self"));
     dst.copy_(at::Tensor(TensorOf(src, "src")), non_blocking != 0);

@@ -1,15 +1,15 @@
 // CPU kernels of examples/torch_stable, against torch's stable API only. Inputs may be strided in
 // their leading dims (rows are addressed through stride(0) of the 2-D view), as vLLM's kernels.
+#include <torch/csrc/stable/ops.h>
+#include <torch/csrc/stable/tensor.h>
+#include <torch/headeronly/util/Exception.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <numeric>
 #include <vector>
-
-#include <torch/csrc/stable/ops.h>
-#include <torch/csrc/stable/tensor.h>
-#include <torch/headeronly/util/Exception.h>
 
 #include "dispatch.h"
 #include "ops.h"
@@ -44,8 +44,7 @@ void CheckSameType(const Tensor& a, const Tensor& b, const char* op) {
 }
 
 template <class Act>
-void GatedActivation(Tensor& out, const Tensor& input, const char* op, bool act_first,
-                     Act act) {
+void GatedActivation(Tensor& out, const Tensor& input, const char* op, bool act_first, Act act) {
   CheckSameType(out, input, op);
   const Rows in = RowsOf(input, op, "input");
   const Rows o = RowsOf(out, op, "out");
@@ -138,13 +137,14 @@ void rms_norm(Tensor& out, const Tensor& input, const Tensor& weight, double eps
         const float v = static_cast<float>(x[r * in.stride + j]);
         ss += v * v;
       }
-      const float inv = 1.f / std::sqrt(ss / static_cast<float>(in.cols) +
-                                        static_cast<float>(epsilon));
+      const float inv =
+          1.f / std::sqrt(ss / static_cast<float>(in.cols) + static_cast<float>(epsilon));
       for (int64_t j = 0; j < in.cols; ++j) {
         // Rounded to the input dtype before the weight, as vLLM's kernel does.
-        const scalar_t normed = static_cast<scalar_t>(static_cast<float>(x[r * in.stride + j]) * inv);
-        y[r * o.stride + j] = static_cast<scalar_t>(static_cast<float>(normed) *
-                                                    static_cast<float>(w[j]));
+        const scalar_t normed =
+            static_cast<scalar_t>(static_cast<float>(x[r * in.stride + j]) * inv);
+        y[r * o.stride + j] =
+            static_cast<scalar_t>(static_cast<float>(normed) * static_cast<float>(w[j]));
       }
     }
   });
@@ -172,8 +172,8 @@ void fused_add_rms_norm(Tensor& input, Tensor& residual, const Tensor& weight, d
         const float v = static_cast<float>(sum);
         ss += v * v;
       }
-      const float inv = 1.f / std::sqrt(ss / static_cast<float>(in.cols) +
-                                        static_cast<float>(epsilon));
+      const float inv =
+          1.f / std::sqrt(ss / static_cast<float>(in.cols) + static_cast<float>(epsilon));
       for (int64_t j = 0; j < in.cols; ++j) {
         const scalar_t normed =
             static_cast<scalar_t>(static_cast<float>(rsd[r * res.stride + j]) * inv);
@@ -193,8 +193,8 @@ void rotary_embedding(const Tensor& positions, Tensor& query, std::optional<Tens
   CheckSameType(cos_sin_cache, query, "rotary_embedding");
   const int64_t tokens = positions.numel();
   const int64_t rot_dim = cos_sin_cache.size(1);
-  STD_TORCH_CHECK(rot_dim <= head_size && rot_dim % 2 == 0,
-                  "rotary_embedding: bad rot_dim ", rot_dim, " for head_size ", head_size);
+  STD_TORCH_CHECK(rot_dim <= head_size && rot_dim % 2 == 0, "rotary_embedding: bad rot_dim ",
+                  rot_dim, " for head_size ", head_size);
   const int64_t* pos = positions.const_data_ptr<int64_t>();
   auto apply = [&](Tensor& t, const char* arg) {
     const Rows rows = RowsOf(t, "rotary_embedding", arg);
@@ -257,7 +257,8 @@ void topk_softmax(Tensor& topk_weights, Tensor& topk_indices, Tensor& token_expe
     std::vector<int32_t> order(static_cast<size_t>(g.cols));
     for (int64_t r = 0; r < g.rows; ++r) {
       float mx = -std::numeric_limits<float>::infinity();
-      for (int64_t j = 0; j < g.cols; ++j) mx = std::max(mx, static_cast<float>(x[r * g.stride + j]));
+      for (int64_t j = 0; j < g.cols; ++j)
+        mx = std::max(mx, static_cast<float>(x[r * g.stride + j]));
       float sum = 0.f;
       for (int64_t j = 0; j < g.cols; ++j) {
         p[j] = std::exp(static_cast<float>(x[r * g.stride + j]) - mx);
@@ -265,7 +266,8 @@ void topk_softmax(Tensor& topk_weights, Tensor& topk_indices, Tensor& token_expe
       }
       for (float& v : p) v /= sum;
       std::iota(order.begin(), order.end(), 0);
-      std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return p[a] > p[b]; });
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int32_t a, int32_t b) { return p[a] > p[b]; });
       float picked = 0.f;
       for (int64_t j = 0; j < k; ++j) picked += p[order[j]];
       for (int64_t j = 0; j < k; ++j) {
@@ -317,9 +319,9 @@ void dynamic_scaled_int8_quant(Tensor& out, const Tensor& input, Tensor& scales,
   STD_TORCH_CHECK(!azp.has_value(), "dynamic_scaled_int8_quant: azp is not implemented here");
   const Rows in = RowsOf(input, "dynamic_scaled_int8_quant", "input");
   const Rows o = RowsOf(out, "dynamic_scaled_int8_quant", "result");
-  STD_TORCH_CHECK(scales.numel() == in.rows &&
-                      scales.scalar_type() == torch::headeronly::ScalarType::Float,
-                  "dynamic_scaled_int8_quant: scale must hold one float32 per token");
+  STD_TORCH_CHECK(
+      scales.numel() == in.rows && scales.scalar_type() == torch::headeronly::ScalarType::Float,
+      "dynamic_scaled_int8_quant: scale must hold one float32 per token");
   float* sc = scales.mutable_data_ptr<float>();
   STABLE_EXAMPLE_DISPATCH_FLOATING(input.scalar_type(), "dynamic_scaled_int8_quant", [&] {
     const scalar_t* x = input.const_data_ptr<scalar_t>();

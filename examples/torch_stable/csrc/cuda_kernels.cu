@@ -2,7 +2,6 @@
 // of the input's device through the stable ABI (DeviceGuard, aoti_torch_get_current_cuda_stream).
 // float32 only: the example shows the stable ABI's CUDA path, not a tuned kernel.
 #include <cuda_runtime.h>
-
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
 #include <torch/csrc/stable/accelerator.h>
 #include <torch/csrc/stable/macros.h>
@@ -65,7 +64,8 @@ void silu_and_mul_cuda(Tensor& out, const Tensor& input) {
   const int64_t rows = d == 0 ? 0 : input.numel() / input.size(-1);
   if (rows == 0) return;
   const torch::stable::accelerator::DeviceGuard guard(input.get_device_index());
-  SiluAndMulKernel<<<static_cast<unsigned>(rows), 256, 0, CurrentStream(input.get_device_index())>>>(
+  SiluAndMulKernel<<<static_cast<unsigned>(rows), 256, 0,
+                     CurrentStream(input.get_device_index())>>>(
       out.mutable_data_ptr<float>(), input.const_data_ptr<float>(), d,
       input.dim() >= 2 ? input.stride(-2) : 2 * d, out.dim() >= 2 ? out.stride(-2) : d);
   STD_CUDA_KERNEL_LAUNCH_CHECK();
@@ -80,8 +80,8 @@ void rms_norm_cuda(Tensor& out, const Tensor& input, const Tensor& weight, doubl
   if (rows == 0) return;
   const torch::stable::accelerator::DeviceGuard guard(input.get_device_index());
   RmsNormKernel<<<static_cast<unsigned>(rows), 256, 0, CurrentStream(input.get_device_index())>>>(
-      out.mutable_data_ptr<float>(), input.const_data_ptr<float>(),
-      weight.const_data_ptr<float>(), cols, input.dim() >= 2 ? input.stride(-2) : cols,
-      out.dim() >= 2 ? out.stride(-2) : cols, static_cast<float>(epsilon));
+      out.mutable_data_ptr<float>(), input.const_data_ptr<float>(), weight.const_data_ptr<float>(),
+      cols, input.dim() >= 2 ? input.stride(-2) : cols, out.dim() >= 2 ? out.stride(-2) : cols,
+      static_cast<float>(epsilon));
   STD_CUDA_KERNEL_LAUNCH_CHECK();
 }

@@ -17,19 +17,19 @@
 
 namespace opreg {
 
-#define OPREG_HALF_ARITHMETIC_(T)                                                       \
+#define OPREG_HALF_ARITHMETIC_(T)                                                                 \
   OPREG_HOST_DEVICE inline T operator+(const T& a, const T& b) {                                  \
-    return T(static_cast<float>(a) + static_cast<float>(b));                                    \
-  }                                                                                             \
+    return T(static_cast<float>(a) + static_cast<float>(b));                                      \
+  }                                                                                               \
   OPREG_HOST_DEVICE inline T operator-(const T& a, const T& b) {                                  \
-    return T(static_cast<float>(a) - static_cast<float>(b));                                    \
-  }                                                                                             \
+    return T(static_cast<float>(a) - static_cast<float>(b));                                      \
+  }                                                                                               \
   OPREG_HOST_DEVICE inline T operator*(const T& a, const T& b) {                                  \
-    return T(static_cast<float>(a) * static_cast<float>(b));                                    \
-  }                                                                                             \
+    return T(static_cast<float>(a) * static_cast<float>(b));                                      \
+  }                                                                                               \
   OPREG_HOST_DEVICE inline T operator/(const T& a, const T& b) {                                  \
-    return T(static_cast<float>(a) / static_cast<float>(b));                                    \
-  }                                                                                             \
+    return T(static_cast<float>(a) / static_cast<float>(b));                                      \
+  }                                                                                               \
   OPREG_HOST_DEVICE inline T operator-(const T& a) { return T(-static_cast<float>(a)); }          \
   OPREG_HOST_DEVICE inline T& operator+=(T& a, const T& b) { return a = a + b; }                  \
   OPREG_HOST_DEVICE inline T& operator-=(T& a, const T& b) { return a = a - b; }                  \

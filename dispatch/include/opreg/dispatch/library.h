@@ -202,12 +202,10 @@ class LibraryInit {
   std::optional<Library> library_;
 };
 
-}  // namespace detail
-
-namespace detail {
 // Records an error of a static block (see StaticRegistrationErrors), or with
 // OPREG_STRICT_REGISTRATION=1 prints it and aborts.
 void RecordStaticError(std::string message);
+
 }  // namespace detail
 
 // The errors of OPREG_LIBRARY* block calls that failed during static initialization, in order,

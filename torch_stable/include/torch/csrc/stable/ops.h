@@ -273,8 +273,8 @@ template <class F>
 inline void parallel_for(const int64_t begin, const int64_t end, const int64_t grain_size,
                          const F& f) {
   auto trampoline = [](int64_t b, int64_t e, void* ctx) { (*static_cast<const F*>(ctx))(b, e); };
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_parallel_for(begin, end, grain_size, trampoline,
-                                                   const_cast<void*>(static_cast<const void*>(&f))));
+  void* ctx = const_cast<void*>(static_cast<const void*>(&f));
+  STABLE_TORCH_ERROR_CODE_CHECK(torch_parallel_for(begin, end, grain_size, trampoline, ctx));
 }
 
 inline uint32_t get_num_threads() {

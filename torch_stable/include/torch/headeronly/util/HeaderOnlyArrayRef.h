@@ -32,8 +32,17 @@ class HeaderOnlyArrayRef {
       : data_(v.data()), length_(v.size()) {}
   template <size_t N>
   constexpr HeaderOnlyArrayRef(const T (&arr)[N]) : data_(arr), length_(N) {}  // NOLINT
+  // Views the list's array, which lives to the end of the full expression (a call's argument),
+  // as c10::ArrayRef does; GCC's lifetime warning does not know that use.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
+#endif
   constexpr HeaderOnlyArrayRef(const std::initializer_list<T>& list)  // NOLINT
       : data_(list.begin() == list.end() ? nullptr : list.begin()), length_(list.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
   constexpr const T* begin() const { return data_; }
   constexpr const T* end() const { return data_ + length_; }

@@ -153,9 +153,9 @@ using StableIValue = uint64_t;
 class TorchLibraryOpaque;
 using TorchLibraryHandle = TorchLibraryOpaque*;
 
-AOTI_TORCH_EXPORT AOTITorchError aoti_torch_library_init_impl(const char* ns, const char* k,
-                                                              const char* file, uint32_t line,
-                                                              TorchLibraryHandle* ret_new_torch_lib);
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_library_init_impl(
+    const char* ns, const char* k, const char* file, uint32_t line,
+    TorchLibraryHandle* ret_new_torch_lib);
 AOTI_TORCH_EXPORT AOTITorchError aoti_torch_library_init_def(const char* ns, const char* file,
                                                              uint32_t line,
                                                              TorchLibraryHandle* ret_new_torch_lib);
