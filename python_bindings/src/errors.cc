@@ -7,8 +7,6 @@
 
 namespace opreg::python {
 
-namespace {
-
 PyObject* ExceptionFor(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::kValue:
@@ -27,7 +25,14 @@ PyObject* ExceptionFor(ErrorKind kind) {
   return PyExc_RuntimeError;
 }
 
-}  // namespace
+ErrorKind ErrorKindNamed(const std::string& python_name) {
+  if (python_name == "ValueError") return ErrorKind::kValue;
+  if (python_name == "TypeError") return ErrorKind::kType;
+  if (python_name == "IndexError") return ErrorKind::kIndex;
+  if (python_name == "KeyError") return ErrorKind::kKey;
+  if (python_name == "NotImplementedError") return ErrorKind::kNotImplemented;
+  return ErrorKind::kRuntime;
+}
 
 void CheckStatus(const absl::Status& status) { ThrowIfError(status); }
 
@@ -61,13 +66,7 @@ void InitErrors(py::module_& m) {
   m.def(
       "_raise_error",
       [](const std::string& kind, const std::string& message) {
-        ErrorKind k = ErrorKind::kRuntime;
-        if (kind == "ValueError") k = ErrorKind::kValue;
-        if (kind == "TypeError") k = ErrorKind::kType;
-        if (kind == "IndexError") k = ErrorKind::kIndex;
-        if (kind == "KeyError") k = ErrorKind::kKey;
-        if (kind == "NotImplementedError") k = ErrorKind::kNotImplemented;
-        throw Error(k, message);
+        throw Error(ErrorKindNamed(kind), message);
       },
       py::arg("kind"), py::arg("message"));
   // Test hook: raises the Python exception of an absl::Status code (by its number).

@@ -128,13 +128,20 @@ void InitIntrospection(py::module_& m) {
         absl::StatusOr<KernelOrigin> origin = Dispatcher::Get().KernelOriginOf(name, *k);
         CheckStatus(origin.status());
         switch (*origin) {
-          case KernelOrigin::kNone: return "none";
-          case KernelOrigin::kOwnKey: return "own";
-          case KernelOrigin::kCompositeExplicit: return "composite_explicit";
-          case KernelOrigin::kCompositeImplicit: return "composite_implicit";
-          case KernelOrigin::kCatchAll: return "catch_all";
-          case KernelOrigin::kFallback: return "fallback";
-          case KernelOrigin::kOutVariant: return "out_variant";
+          case KernelOrigin::kNone:
+            return "none";
+          case KernelOrigin::kOwnKey:
+            return "own";
+          case KernelOrigin::kCompositeExplicit:
+            return "composite_explicit";
+          case KernelOrigin::kCompositeImplicit:
+            return "composite_implicit";
+          case KernelOrigin::kCatchAll:
+            return "catch_all";
+          case KernelOrigin::kFallback:
+            return "fallback";
+          case KernelOrigin::kOutVariant:
+            return "out_variant";
         }
         return "none";
       },
@@ -152,8 +159,7 @@ void InitIntrospection(py::module_& m) {
       "_load_test_ops",
       []() {
         if (TestLibrary()) return;
-        TestLibrary().emplace(Library::FRAGMENT, "_opreg_test", std::nullopt, __FILE__,
-                              __LINE__);
+        TestLibrary().emplace(Library::FRAGMENT, "_opreg_test", std::nullopt, __FILE__, __LINE__);
         TestLibraryCpu().emplace(Library::IMPL, "_opreg_test", DispatchKey::kCPU, __FILE__,
                                  __LINE__);
         TestLibraryCuda().emplace(Library::IMPL, "_opreg_test", DispatchKey::kCUDA, __FILE__,
@@ -163,6 +169,7 @@ void InitIntrospection(py::module_& m) {
         lib.def("noop3(Tensor a, Tensor b, Tensor c) -> ()");
         lib.def("apply_twice(str op, Tensor x) -> Tensor");
         lib.def("scale(Tensor x, float alpha=2., *, int repeat=1) -> Tensor");
+        lib.def("raise_error(Tensor x, int kind) -> Tensor");
         Library& cpu = *TestLibraryCpu();
         cpu.impl("noop1", &Noop1);
         cpu.impl("noop3", &Noop3);
@@ -177,6 +184,14 @@ void InitIntrospection(py::module_& m) {
             for (int64_t i = 0; i < y.numel(); ++i) p[i] *= static_cast<float>(alpha);
           }
           return y;
+        });
+        // A C++ kernel that fails with an ErrorKind (by its number): the kind must survive
+        // every way into Python (opreg.ops, torch.ops through opreg.torch's C bridge).
+        cpu.impl("raise_error", [](const Tensor& /*x*/, int64_t kind) -> Tensor {
+          OPREG_CHECK_VALUE(kind >= 0 && kind <= static_cast<int64_t>(ErrorKind::kNotImplemented),
+                            "raise_error: kind must be an ErrorKind number, got ", kind);
+          const auto k = static_cast<ErrorKind>(kind);
+          throw Error(k, StrCat("raise_error: asked for ", ErrorKindName(k)));
         });
       },
       "Defines the _opreg_test ops (C++ no-op kernels, a C++ composite that calls other ops). "

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "opreg/core/error.h"
 #include "opreg/core/ivalue.h"
 #include "opreg/core/recycled_tensors.h"
 #include "opreg/core/tensor.h"
@@ -257,5 +258,10 @@ void CheckStatus(const absl::Status& status);
 // Inside a catch block of code that pybind11 does not wrap (vectorcall functions): sets the
 // Python exception for the exception being handled, as pybind11's translators would.
 void SetPythonErrorFromCurrentException();
+
+// The Python exception type opreg raises for an ErrorKind (a borrowed builtin type).
+PyObject* ExceptionFor(ErrorKind kind);
+// The ErrorKind raised as the Python exception named `python_name` (kRuntime for other names).
+ErrorKind ErrorKindNamed(const std::string& python_name);
 
 }  // namespace opreg::python

@@ -31,6 +31,7 @@
 #include "opreg/core/error.h"
 #include "opreg/core/recycled_tensors.h"
 #include "opreg/core/tensor_factories.h"
+#include "torch_errors.h"
 
 namespace opreg::python {
 namespace {
@@ -521,7 +522,11 @@ void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint
 
 template <size_t I>
 void Trampoline(StableIValue* stack, uint64_t num_args, uint64_t num_outputs) {
-  RunBridged(*g_ops[I].load(std::memory_order_acquire), stack, num_args, num_outputs);
+  try {
+    RunBridged(*g_ops[I].load(std::memory_order_acquire), stack, num_args, num_outputs);
+  } catch (const Error& e) {
+    ThrowForTorch(e);  // keeps the error's kind: NotImplementedError stays one in torch.ops
+  }
 }
 
 template <size_t... I>

@@ -1,5 +1,6 @@
 """opreg.torch: opreg ops as torch ops (torch.ops.<ns>), under torch.compile (no graph break,
 aot_eager and inductor), torch.library.opcheck on every built-in op, autograd, errors."""
+import builtins
 import itertools
 import warnings
 
@@ -287,11 +288,30 @@ def test_no_backward_raises_torchs_error(device):
         y.sum().backward()
 
 
+_KINDS = ["RuntimeError", "ValueError", "TypeError", "IndexError", "KeyError",
+          "NotImplementedError"]  # opreg's ErrorKind numbers, in order
+
+
+@pytest.mark.parametrize("mode", ["grad", "no_grad", "inference_mode"])
+@pytest.mark.parametrize("kind", range(len(_KINDS)))
+def test_cpp_error_kind_is_kept_through_torch_ops(kind, mode):
+    # A C++ kernel's error kind reaches Python as the exception libtorch would raise
+    # (TORCH_CHECK_NOT_IMPLEMENTED is NotImplementedError), through the C bridge whether or not
+    # the Python autograd kernel is in front of it.
+    opreg_torch.to_torch_op("_opreg_test::raise_error")
+    assert "_opreg_test::raise_error" not in opreg_torch.python_kernels()
+    exc = getattr(builtins, _KINDS[kind])
+    context = {"grad": torch.enable_grad, "no_grad": torch.no_grad,
+               "inference_mode": torch.inference_mode}[mode]
+    with context(), pytest.raises(exc, match=f"raise_error: asked for {_KINDS[kind]}") as info:
+        torch.ops._opreg_test.raise_error(torch.ones(2), kind)
+    assert type(info.value) is exc
+
+
 @needs_ops
 def test_torch_op_errors_name_op_and_argument(device):
-    # Through the C kernel torch turns every C++ exception into RuntimeError; through a Python
-    # kernel the TypeError passes unchanged. The message is the same either way.
-    with pytest.raises((TypeError, RuntimeError),
+    # The TypeError of the C++ argument check stays a TypeError through torch.ops.
+    with pytest.raises(TypeError,
                        match=r"\[opreg::rms_norm\] argument 'input' \(#0\): "
                              r"expected dtype f32, f16 or bf16, got i64"):
         torch.ops.opreg.rms_norm(torch.ones(2, 4, dtype=torch.int64, device=device),
@@ -301,7 +321,7 @@ def test_torch_op_errors_name_op_and_argument(device):
 @needs_ops
 def test_none_for_a_tensor_through_torch_ops_names_op_and_argument():
     # torch.ops passes None for a `Tensor` as an undefined tensor; the C++ kernel says so.
-    with pytest.raises((TypeError, RuntimeError),
+    with pytest.raises(TypeError,
                        match=r"\[opreg::rms_norm\] argument 'input' \(#0\): expected Tensor, "
                              r"got None"):
         torch.ops.opreg.rms_norm(None, torch.ones(4), 1e-6)
