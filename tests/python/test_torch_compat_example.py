@@ -95,10 +95,10 @@ def opreg_results(opreg_build: Path) -> Dict[str, object]:
 
 
 def test_opreg_build_passes_every_check(opreg_results: Dict[str, object]) -> None:
-    # 14 check functions covering 20 ops (the activations share one check).
-    assert len(opreg_results["checks"]) == 14
+    # 15 check functions covering 21 ops (the activations share one check).
+    assert len(opreg_results["checks"]) == 15
     schemas = opreg_results["schemas"]
-    assert len(schemas) == 20, sorted(schemas)
+    assert len(schemas) == 21, sorted(schemas)
     assert schemas["compat_kernels::static_scaled_fp8_quant.default"] == (
         "compat_kernels::static_scaled_fp8_quant(Tensor($0! -> ) result, Tensor input, "
         "Tensor scale, (int, int)? group_shape=None) -> ()")
@@ -121,9 +121,79 @@ def test_libtorch_build_agrees(torch_build: Path, opreg_results: Dict[str, objec
     assert torch_results["schemas"] == opreg_results["schemas"]
 
 
+PACKAGE = EXAMPLE / "python" / "compat_kernels"
+PACKAGE_USER = """
+import json
+import sys
+
+import torch  # no `import opreg`: with the opreg build, torch's backend autoload brings it in
+
+import compat_kernels
+
+torch.manual_seed(0)
+a = torch.randn(3, 5, requires_grad=True)
+b = torch.randn(3, 5, requires_grad=True)
+out = compat_kernels.muladd(a, b, 0.5)
+torch.testing.assert_close(out, a * b + 0.5)
+out.sum().backward()
+torch.testing.assert_close(a.grad, b.detach())
+torch.testing.assert_close(b.grad, a.detach())
+# torch.library's own test of a custom op: schema, fake, autograd registration, AOT dispatch.
+for args in [(torch.randn(3), torch.randn(3), 1.25),
+             (torch.randn(2, 4, requires_grad=True), torch.randn(2, 4, requires_grad=True), -3.0),
+             (torch.randn(4, 3).t(), torch.randn(3, 4), 0.0)]:
+    torch.library.opcheck(torch.ops.compat_kernels.muladd.default, args)
+f = torch.compile(lambda x, y: compat_kernels.muladd(x, y, 2.0) * 3, fullgraph=True,
+                  backend="aot_eager")
+x, y = torch.randn(8), torch.randn(8)
+torch.testing.assert_close(f(x, y), (x * y + 2.0) * 3)
+try:
+    compat_kernels.muladd(torch.ones(2), torch.ones(3), 1.0)
+except RuntimeError as e:
+    message = str(e)
+print(json.dumps({"grad_a": a.grad.tolist(), "error": message.splitlines()[0],
+                  "opreg_torch": "opreg.torch" in sys.modules}))
+"""
+
+
+def _run_package(library: Path, tmp: Path) -> Dict[str, object]:
+    shutil.copytree(PACKAGE, tmp / "compat_kernels")
+    shutil.copy(library, tmp / "compat_kernels" / library.name)
+    (tmp / "user.py").write_text(PACKAGE_USER)
+    env = {k: v for k, v in os.environ.items() if k not in ("OPREG_TORCH_AUTOLOAD",
+                                                              "TORCH_DEVICE_BACKEND_AUTOLOAD")}
+    env["PYTHONPATH"] = str(tmp)
+    r = subprocess.run([sys.executable, str(tmp / "user.py")], capture_output=True, text=True,
+                       timeout=600, env=env, cwd=tmp)
+    assert r.returncode == 0, f"{r.stdout}\n{r.stderr}"
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_python_package_runs_unchanged_on_the_opreg_build(opreg_build: Path,
+                                                           tmp_path: Path) -> None:
+    """The example's Python package (torch.ops.load_library, then torch.library.register_fake
+    and register_autograd, as the custom C++ op tutorial's package does) on the opreg build,
+    with no opreg line in it or in its user: autograd, opcheck and a fullgraph compile."""
+    pytest.importorskip("torch", reason="torch is not installed")
+    result = _run_package(opreg_build, tmp_path)
+    assert result["opreg_torch"] is True
+    # opreg names the op in front of the kernel's own message.
+    assert result["error"] == "[compat_kernels::muladd] muladd: a and b must have the same shape"
+
+
+def test_python_package_agrees_on_the_libtorch_build(opreg_build: Path, torch_build: Path,
+                                                     tmp_path: Path) -> None:
+    """The same package with the libtorch build gives the same gradients and error message
+    (less the op name opreg puts in front)."""
+    on_opreg = _run_package(opreg_build, tmp_path / "opreg")
+    on_torch = _run_package(torch_build, tmp_path / "torch")
+    assert on_torch["grad_a"] == on_opreg["grad_a"]
+    assert on_opreg["error"] == "[compat_kernels::muladd] " + on_torch["error"]
+
+
 def test_sources_are_plain_libtorch_code() -> None:
     """No opreg name appears in the example's sources: they are what a libtorch library has."""
-    for path in sorted((EXAMPLE / "csrc").rglob("*")):
+    for path in sorted(p for d in ("csrc", "python") for p in (EXAMPLE / d).rglob("*")):
         if path.is_file():
             text = path.read_text()
             assert "opreg" not in text.lower(), path

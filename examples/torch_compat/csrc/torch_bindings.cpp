@@ -81,6 +81,10 @@ TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
       {at::Tag::needs_fixed_stride_order});
   ops.impl("apply_repetition_penalties_", torch::kCPU, &apply_repetition_penalties_);
 
+  // The custom C++ op tutorial's shape of op: functional, its CPU kernel registered by
+  // TORCH_LIBRARY_IMPL in cpu/muladd.cpp, fake and autograd from the Python package.
+  ops.def("muladd(Tensor a, Tensor b, float c) -> Tensor");
+
   ops.def("weak_ref_tensor(Tensor input) -> Tensor");
   ops.impl("weak_ref_tensor", torch::kCPU, &weak_ref_tensor);
 
