@@ -85,6 +85,45 @@ Tensor Extreme(const Tensor& t, bool largest, const char* name) {
   return ScalarResult(t, t.scalar_type(), m);
 }
 
+// argmax / argmin along `dim` (all elements when none): the first extreme, NaN first of all.
+Tensor ArgExtreme(const Tensor& t, std::optional<int64_t> dim, bool keepdim, bool largest,
+                  const char* name) {
+  const int64_t n = t.dim();
+  const std::optional<int64_t> d =
+      dim ? std::optional<int64_t>(detail::WrapDim(*dim, n, name)) : std::nullopt;
+  const int64_t len = d && n > 0 ? t.size(*d) : t.numel();
+  TORCH_CHECK_INDEX(len > 0, name, "(): Expected reduction dim ", d ? *d : 0,
+                    " to have non-zero size.");
+  std::vector<int64_t> shape;
+  for (int64_t i = 0; i < n; ++i) {
+    const bool reduced = !d || *d == i;
+    if (!reduced) shape.push_back(t.size(i));
+    if (reduced && keepdim) shape.push_back(1);
+  }
+  Tensor out = empty(shape, t.options().dtype(ScalarType::Long));
+  if (out.is_meta()) return out;
+  int64_t inner = 1;
+  for (int64_t i = d ? *d + 1 : n; i < n; ++i) inner *= t.size(i);
+  const int64_t outer = t.numel() / (len * inner);
+  ::opreg::Tensor v = AsDoubles(t.opreg().contiguous());
+  const double* p = v.data_ptr<double>();
+  ::opreg::Tensor result = ::opreg::empty(out.sizes(), DType::kInt64);
+  int64_t* r = result.data_ptr<int64_t>();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const double* row = p + o * len * inner + i;
+      int64_t best = 0;
+      for (int64_t j = 1; j < len && !std::isnan(row[best * inner]); ++j) {
+        const double x = row[j * inner];
+        if (std::isnan(x) || (largest ? x > row[best * inner] : x < row[best * inner])) best = j;
+      }
+      r[o * inner + i] = best;
+    }
+  }
+  StageCopy(out.opreg(), result);
+  return out;
+}
+
 }  // namespace
 
 double Tensor::ItemAsDouble() const {
@@ -235,6 +274,12 @@ Tensor Tensor::mean() const {
 
 Tensor Tensor::amax() const { return Extreme(*this, /*largest=*/true, "amax"); }
 Tensor Tensor::amin() const { return Extreme(*this, /*largest=*/false, "amin"); }
+Tensor Tensor::argmax(std::optional<int64_t> dim, bool keepdim) const {
+  return ArgExtreme(*this, dim, keepdim, /*largest=*/true, "argmax");
+}
+Tensor Tensor::argmin(std::optional<int64_t> dim, bool keepdim) const {
+  return ArgExtreme(*this, dim, keepdim, /*largest=*/false, "argmin");
+}
 
 bool Tensor::equal(const Tensor& other) const {
   if (sizes() != other.sizes() || scalar_type() != other.scalar_type()) return false;
@@ -268,6 +313,12 @@ Tensor& zero_(Tensor& self) {
 Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) { return self.sum(dtype); }
 Tensor amax(const Tensor& self) { return self.amax(); }
 Tensor abs(const Tensor& self) { return self.abs(); }
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return self.argmax(dim, keepdim);
+}
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return self.argmin(dim, keepdim);
+}
 bool equal(const Tensor& a, const Tensor& b) { return a.equal(b); }
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
   return a.allclose(b, rtol, atol);

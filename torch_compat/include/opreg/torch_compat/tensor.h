@@ -358,6 +358,10 @@ class Tensor {
   Tensor mean() const;
   Tensor amax() const;
   Tensor amin() const;
+  // Index (int64) of the largest / smallest element along `dim`, or of the flattened tensor
+  // without one; the first on ties, and NaN counts as the largest (libtorch's rule) for both.
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
   Tensor max() const { return amax(); }
   Tensor min() const { return amin(); }
   Tensor abs() const;
@@ -434,6 +438,8 @@ Tensor& zero_(Tensor& self);
 Tensor sum(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
 Tensor amax(const Tensor& self);
 Tensor abs(const Tensor& self);
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
 Tensor cat(TensorList tensors, int64_t dim = 0);
 Tensor stack(TensorList tensors, int64_t dim = 0);
 Tensor& sum_out(Tensor& out, const Tensor& self);

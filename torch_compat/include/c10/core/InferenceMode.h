@@ -1,0 +1,4 @@
+// opreg::torch_compat: libtorch's <c10/core/InferenceMode.h> (docs/torch_compat.md).
+#pragma once
+
+#include "opreg/torch_compat/grad_mode.h"
