@@ -9,6 +9,7 @@ packages=(
   libabsl-dev libspdlog-dev catch2 libbenchmark-dev libdlpack-dev libopenblas-dev
   nlohmann-json3-dev                 # the JSON reader of `opreg plan`
   openmpi-bin libopenmpi-dev         # MPI bootstrap of symm_mem groups + MPI_Allreduce baseline
+  libsleef-dev                       # SLEEF, which vLLM's CPU kernels include (real-source test)
 )
 
 missing=()
