@@ -90,7 +90,7 @@ cd "$OPREG_ROOT/tests"
 echo "== pytest tests/python (installed wheel)"
 log=$(mktemp)
 status=0
-"$venv/bin/python" -m pytest -q -p no:cacheprovider "$OPREG_ROOT/tests/python" "$@" 2>&1 |
+"$venv/bin/python" -m pytest -q -rs -p no:cacheprovider "$OPREG_ROOT/tests/python" "$@" 2>&1 |
   tee "$log" || status=$?
 summary=$(tail -n 1 "$log")
 rm -f "$log"

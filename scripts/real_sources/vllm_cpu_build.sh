@@ -8,10 +8,9 @@
 #   scripts/real_sources/vllm_cpu_build.sh VLLM_SRC torch OUT_DIR   # the python3 torch
 #
 # Left out of both builds, the same way: csrc/cpu/dnnl_kernels.cpp (needs oneDNN, which is not
-# installed here), and the two files outside opreg's subset (dynamic_4bit_int_moe_cpu.cpp:
-# at::_ops::_dyn_quant_matmul_4bit, at::mm; sgl-kernels/fla.cpp: ATen/native/CPUBlas.h,
-# at::vec). Their functions come from vllm_cpu_not_built.cc, which raises when called, so the
-# rest of torch_bindings.cpp registers as written. Needs g++ >= 12 with OpenMP, sleef.h
+# installed here), and dynamic_4bit_int_moe_cpu.cpp (outside opreg's subset:
+# at::_ops::_dyn_quant_matmul_4bit, at::mm). Their functions come from vllm_cpu_not_built.cc,
+# which raises when called, so the rest of torch_bindings.cpp registers as written. Needs g++ >= 12 with OpenMP, sleef.h
 # (Debian: libsleef-dev) and python3 (for vLLM's header generator and the include paths).
 set -euo pipefail
 src=$(cd "$1" && pwd); backend=$2; out=$(mkdir -p "$3" && cd "$3" && pwd)
@@ -44,9 +43,9 @@ if [[ -z $isa ]]; then
     isa=avx512
   fi
 fi
-# vLLM's source lists and flags for the two targets, less the three files named above.
+# vLLM's source lists and flags for the two targets, less the two files named above.
 files=(cpu_fused_moe utils spec_decode_utils cpu_attn cpu_isa mamba_cpu sampling_kernels
-       fp8_quant torch_bindings activation layernorm mla_decode pos_encoding)
+       fp8_quant torch_bindings activation layernorm mla_decode pos_encoding sgl-kernels/fla)
 case $isa in
   avx512) isa_flags=(-mavx512f -mavx512vl -mavx512bw -mavx512dq); files+=(shm cpu_wna16) ;;
   avx2) isa_flags=(-mavx2) ;;
@@ -55,8 +54,10 @@ esac
 flags=(-std=c++20 -O2 -fPIC -fopenmp -mf16c "${isa_flags[@]}" -DVLLM_NUMA_DISABLED
        -DTORCH_EXTENSION_NAME=_C -I"$src/csrc" "${hdr[@]}" -I"$py_inc")
 jobs=${OPREG_JOBS:-2}
-printf '%s\n' "${files[@]}" | xargs -P "$jobs" -I{} \
-  g++ "${flags[@]}" -c "$src/csrc/cpu/{}.cpp" -o "$out/{}.o"
+# One object per source (sgl-kernels/fla.o as sgl-kernels_fla.o), $jobs at a time.
+for f in "${files[@]}"; do
+  printf '%s\0%s\0' "$out/${f//\//_}.o" "$src/csrc/cpu/$f.cpp"  # for `-o OUT SRC`
+done | xargs -0 -n 2 -P "$jobs" g++ "${flags[@]}" -c -o
 g++ "${flags[@]}" -c "$here/vllm_cpu_not_built.cc" -o "$out/not_built.o"
 # As every Python extension module: Python's own symbols resolve in the interpreter at load.
 g++ -shared -fopenmp -o "$out/_C.so" "$out"/*.o "${libs[@]}" -lsleef

@@ -285,6 +285,97 @@ def fused_moe() -> Dict[str, torch.Tensor]:
     return {"out": out, "packed_w13": p13}
 
 
+def gated_delta_ref(q, k, v, g, beta, state, scale, l2norm, eps):  # noqa: ANN001, ANN201
+    """The gated delta rule, token by token, in float: q, k [T, H, K]; v [T, Hv, V];
+    g, beta [T, Hv]; state [Hv, K, V] (updated in place). Returns o [T, Hv, V]."""
+    q, k, v, g, beta = q.float(), k.float(), v.float(), g.float(), beta.float()
+    if l2norm:
+        q = q / torch.sqrt(q.pow(2).sum(-1, keepdim=True) + eps)
+        k = k / torch.sqrt(k.pow(2).sum(-1, keepdim=True) + eps)
+    group = v.shape[1] // q.shape[1]
+    out = torch.empty(v.shape)
+    for t in range(q.shape[0]):
+        for h in range(v.shape[1]):
+            qt, kt = q[t, h // group] * scale, k[t, h // group]
+            s = state[h] * torch.exp(g[t, h])
+            delta = (v[t, h] - s.t() @ kt) * beta[t, h]
+            s = s + torch.outer(kt, delta)
+            state[h] = s
+            out[t, h] = s.t() @ qt
+    return out
+
+
+@check
+def fused_gdn_gating() -> Dict[str, torch.Tensor]:
+    heads, batch = 8, 3
+    a_log, dt_bias = randn((heads,), torch.bfloat16, 21), randn((heads,), torch.bfloat16, 22)
+    a, b = randn((batch, heads), torch.bfloat16, 23), randn((batch, heads), torch.bfloat16, 24)
+    g, beta = C().fused_gdn_gating_cpu(a_log, a, b, dt_bias)
+    g_ref = -a_log.float().exp() * F.softplus(a.float() + dt_bias.float())
+    close(g.view(batch, heads), g_ref, torch.float32)
+    close(beta.view(batch, heads), torch.sigmoid(b.float()), torch.bfloat16)
+    return {"g": g, "beta": beta}
+
+
+@check
+def chunk_gated_delta_rule() -> Dict[str, torch.Tensor]:
+    # Two sequences (70 and 30 tokens: across a 64-token chunk) of Qwen3-Next's linear
+    # attention, l2-normalised q / k, against the token-by-token rule.
+    lens, heads, v_heads, dim = [70, 30], 2, 4, 128
+    tokens = sum(lens)
+    q = randn((1, tokens, heads, dim), torch.bfloat16, 25)
+    k = randn((1, tokens, heads, dim), torch.bfloat16, 26)
+    v = randn((1, tokens, v_heads, dim), torch.bfloat16, 27)
+    g = -torch.rand(1, tokens, v_heads, generator=torch.Generator().manual_seed(28)) * 0.2
+    beta = torch.rand(1, tokens, v_heads, generator=torch.Generator().manual_seed(29)).to(
+        torch.bfloat16)
+    pool = randn((3, v_heads, dim, dim), seed=30) * 0.1  # [slot, Hv, V, K]
+    indices = torch.tensor([2, 0], dtype=torch.int32)
+    cu = torch.tensor([0, lens[0], tokens], dtype=torch.int32)
+    expected_pool = pool.clone()
+    o_ref = []
+    for s, (start, end) in enumerate([(0, lens[0]), (lens[0], tokens)]):
+        state = expected_pool[int(indices[s])].transpose(1, 2).clone()  # [Hv, K, V]
+        o_ref.append(gated_delta_ref(q[0, start:end], k[0, start:end], v[0, start:end],
+                                     g[0, start:end], beta[0, start:end], state,
+                                     dim ** -0.5, True, 1e-6))
+        expected_pool[int(indices[s])] = state.transpose(1, 2)
+    o, final = C().chunk_gated_delta_rule_cpu(q, k, v, g, beta, pool, True, cu, False, True,
+                                              indices, 1e-6)
+    torch.testing.assert_close(o.float().view(tokens, v_heads, dim), torch.cat(o_ref),
+                               rtol=5e-2, atol=5e-2)
+    return {"o": o, "final": final, "pool": pool}
+
+
+@check
+def fused_sigmoid_gating_delta_rule_update() -> Dict[str, torch.Tensor]:
+    # One decode step for three sequences: the gating computed in the kernel from A_log, a,
+    # dt_bias (g) and b (beta), the state updated in place in its pool slot.
+    batch, heads, v_heads, dim = 3, 2, 4, 32
+    q = randn((1, batch, heads, dim), torch.bfloat16, 31)
+    k = randn((1, batch, heads, dim), torch.bfloat16, 32)
+    v = randn((1, batch, v_heads, dim), torch.bfloat16, 33)
+    a_log, dt_bias = randn((v_heads,), torch.bfloat16, 34), randn((v_heads,), torch.bfloat16, 35)
+    a, b = randn((batch, v_heads), torch.bfloat16, 36), randn((batch, v_heads), torch.bfloat16, 37)
+    pool = randn((4, v_heads, dim, dim), seed=38) * 0.1  # [slot, Hv, K, V]
+    indices = torch.tensor([3, 1, 0], dtype=torch.int32)
+    cu = torch.arange(batch + 1, dtype=torch.int32)
+    g = -a_log.float().exp() * F.softplus(a.float() + dt_bias.float())
+    beta = torch.sigmoid(b.float())
+    expected_pool = pool.clone()
+    o_ref = []
+    for s in range(batch):
+        state = expected_pool[int(indices[s])]
+        o_ref.append(gated_delta_ref(q[0, s:s + 1], k[0, s:s + 1], v[0, s:s + 1], g[s:s + 1],
+                                     beta[s:s + 1], state, dim ** -0.5, True, 1e-6))
+    o = C().fused_sigmoid_gating_delta_rule_update_cpu(a_log, dt_bias, q, k, v, a, b, pool,
+                                                      indices, cu, True)
+    torch.testing.assert_close(o.float().reshape(batch, v_heads, dim), torch.cat(o_ref),
+                               rtol=5e-2, atol=5e-2)
+    torch.testing.assert_close(pool, expected_pool, rtol=5e-2, atol=5e-2)
+    return {"o": o, "pool": pool}
+
+
 @check
 def errors_keep_their_kind() -> Dict[str, torch.Tensor]:
     # A failed TORCH_CHECK in a kernel is RuntimeError; the ops this run did not build raise

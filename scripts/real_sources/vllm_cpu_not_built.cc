@@ -17,7 +17,6 @@ namespace {
 constexpr char kOneDnn[] = "csrc/cpu/dnnl_kernels.cpp needs oneDNN";
 constexpr char kFourBit[] =
     "csrc/cpu/dynamic_4bit_int_moe_cpu.cpp calls at::_ops::_dyn_quant_matmul_4bit";
-constexpr char kFla[] = "csrc/cpu/sgl-kernels/fla.cpp needs ATen/native/CPUBlas.h and at::vec";
 
 }  // namespace
 
@@ -49,30 +48,4 @@ void dynamic_scaled_int8_quant(torch::Tensor&, const torch::Tensor&, torch::Tens
 torch::Tensor dynamic_4bit_int_moe_cpu(torch::Tensor, torch::Tensor, torch::Tensor, torch::Tensor,
                                        torch::Tensor, int64_t, int64_t, int64_t, bool, int64_t) {
   NotBuilt(__func__, kFourBit);
-}
-
-std::tuple<at::Tensor, at::Tensor> chunk_gated_delta_rule_cpu(const at::Tensor&, const at::Tensor&,
-                                                              const at::Tensor&, const at::Tensor&,
-                                                              const at::Tensor&, const at::Tensor&,
-                                                              bool, const at::Tensor&, bool, bool,
-                                                              const at::Tensor&, double) {
-  NotBuilt(__func__, kFla);
-}
-at::Tensor fused_sigmoid_gating_delta_rule_update_cpu(const at::Tensor&, const at::Tensor&,
-                                                      const at::Tensor&, const at::Tensor&,
-                                                      const at::Tensor&, const at::Tensor&,
-                                                      const at::Tensor&, at::Tensor&,
-                                                      const at::Tensor&, const at::Tensor&, bool,
-                                                      double, double) {
-  NotBuilt(__func__, kFla);
-}
-at::Tensor fused_sigmoid_gating_delta_rule_update_spec_cpu(
-    const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
-    const at::Tensor&, const at::Tensor&, at::Tensor&, const at::Tensor&, const at::Tensor&,
-    const at::Tensor&, bool, double, double) {
-  NotBuilt(__func__, kFla);
-}
-std::tuple<at::Tensor, at::Tensor> fused_gdn_gating_cpu(const at::Tensor&, const at::Tensor&,
-                                                        const at::Tensor&, const at::Tensor&) {
-  NotBuilt(__func__, kFla);
 }

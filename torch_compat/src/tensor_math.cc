@@ -89,21 +89,21 @@ Tensor Extreme(const Tensor& t, bool largest, const char* name) {
 Tensor ArgExtreme(const Tensor& t, std::optional<int64_t> dim, bool keepdim, bool largest,
                   const char* name) {
   const int64_t n = t.dim();
-  const std::optional<int64_t> d =
-      dim ? std::optional<int64_t>(detail::WrapDim(*dim, n, name)) : std::nullopt;
-  const int64_t len = d && n > 0 ? t.size(*d) : t.numel();
-  TORCH_CHECK_INDEX(len > 0, name, "(): Expected reduction dim ", d ? *d : 0,
+  const bool all = !dim.has_value();  // every element, flattened
+  const int64_t d = all ? -1 : detail::WrapDim(*dim, n, name);
+  const int64_t len = !all && n > 0 ? t.size(d) : t.numel();
+  TORCH_CHECK_INDEX(len > 0, name, "(): Expected reduction dim ", all ? 0 : d,
                     " to have non-zero size.");
   std::vector<int64_t> shape;
   for (int64_t i = 0; i < n; ++i) {
-    const bool reduced = !d || *d == i;
+    const bool reduced = all || d == i;
     if (!reduced) shape.push_back(t.size(i));
     if (reduced && keepdim) shape.push_back(1);
   }
   Tensor out = empty(shape, t.options().dtype(ScalarType::Long));
   if (out.is_meta()) return out;
   int64_t inner = 1;
-  for (int64_t i = d ? *d + 1 : n; i < n; ++i) inner *= t.size(i);
+  for (int64_t i = all ? n : d + 1; i < n; ++i) inner *= t.size(i);
   const int64_t outer = t.numel() / (len * inner);
   ::opreg::Tensor v = AsDoubles(t.opreg().contiguous());
   const double* p = v.data_ptr<double>();

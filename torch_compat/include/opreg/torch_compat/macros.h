@@ -116,6 +116,13 @@ void Warn(const std::string& message, const char* file, int line);
 #define TORCH_CHECK_GE(a, b) OPREG_TORCH_CHECK_OP_(a, b, >=)
 #define TORCH_CHECK_GT(a, b) OPREG_TORCH_CHECK_OP_(a, b, >)
 
+// c10/util/Logging.h's glog-style CHECK(cond): libtorch logs and aborts the process when it
+// fails; here it raises RuntimeError "Check failed: cond" (a kernel's failure stays the
+// caller's). Defined only when nothing else (glog, a test framework) has defined CHECK.
+#ifndef CHECK
+#define CHECK(condition) TORCH_CHECK(condition, "Check failed: " #condition " ")
+#endif
+
 #define TORCH_INTERNAL_ASSERT(cond, ...)                                                        \
   do {                                                                                          \
     if (C10_UNLIKELY(!(cond))) {                                                                \

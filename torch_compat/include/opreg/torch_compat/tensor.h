@@ -308,6 +308,11 @@ class Tensor {
     return t_.narrow(dim, start, length);
   }
   Tensor operator[](int64_t index) const { return select(0, index); }
+  // `t[i] = value` (an rvalue view filled, as libtorch's rvalue-only assignment does).
+  Tensor& operator=(const Scalar& value) && {
+    fill_(value);
+    return *this;
+  }
   Tensor unsqueeze(int64_t dim) const { return t_.unsqueeze(dim); }
   Tensor squeeze(int64_t dim) const;
   Tensor squeeze() const;
