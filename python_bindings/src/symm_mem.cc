@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/str_join.h"
 #include "module_internal.h"
 #include "opreg/core/error.h"
 #include "opreg/core/tensor_factories.h"
@@ -29,7 +30,10 @@ std::optional<sm::Millis> TimeoutArg(const std::optional<double>& seconds, const
   if (!seconds) return std::nullopt;
   OPREG_CHECK_VALUE(std::isfinite(*seconds) && *seconds >= 0, what,
                     ": timeout_s must be a finite number >= 0, got ", *seconds);
-  return sm::Millis(static_cast<int64_t>(std::llround(*seconds * 1000.0)));
+  // A timeout past what the clock can count (1e30 s) means no deadline, not an overflow.
+  const double ms = *seconds * 1000.0;
+  if (ms >= static_cast<double>(sm::Millis::max().count())) return sm::Millis::max();
+  return sm::Millis(static_cast<int64_t>(std::llround(ms)));
 }
 
 // The rendezvous handle: the allocation holding a tensor, plus that tensor's layout (relative
@@ -228,28 +232,36 @@ void InitSymmMem(py::module_& parent) {
             h.CheckRank(rank, "get_buffer");
             std::vector<int64_t> sizes = ShapeArg(shape);
             DType d = ParseDTypeArg(dtype);
-            int64_t numel = 1;
+            // Every product and sum below is checked: a huge shape or offset must be a clear
+            // error, never a wrapped-around bound that lets the view reach the signal pads or
+            // past the mapping.
+            const size_t item = ItemSize(d);
+            const size_t cap = h.mem->buffer_size();
+            uint64_t numel = 1;
+            bool overflow = false;
             for (int64_t s : sizes) {
               OPREG_CHECK_VALUE(s >= 0, "symm_mem handle.get_buffer: negative size ", s);
-              numel *= s;
+              overflow |= __builtin_mul_overflow(numel, static_cast<uint64_t>(s), &numel);
             }
             OPREG_CHECK_VALUE(storage_offset >= 0,
                               "symm_mem handle.get_buffer: negative storage_offset ",
                               storage_offset);
-            const size_t item = ItemSize(d);
-            const size_t begin = static_cast<size_t>(storage_offset) * item;
-            const size_t end = begin + static_cast<size_t>(numel) * item;
-            OPREG_CHECK_VALUE(end <= h.mem->buffer_size(), "symm_mem handle.get_buffer: ", numel,
-                              " elements of ", TorchDTypeName(d), " at offset ", storage_offset,
-                              " need ", end, " bytes, but the allocation has ",
-                              h.mem->buffer_size());
+            uint64_t begin = 0, bytes = 0, end = 0;
+            overflow |= __builtin_mul_overflow(static_cast<uint64_t>(storage_offset), item, &begin);
+            overflow |= __builtin_mul_overflow(numel, item, &bytes);
+            overflow |= __builtin_add_overflow(begin, bytes, &end);
+            OPREG_CHECK_VALUE(
+                !overflow && end <= cap, "symm_mem handle.get_buffer: shape ", "[",
+                absl::StrJoin(sizes, ", "), "] of ", TorchDTypeName(d), " at storage_offset ",
+                storage_offset, " does not fit in the allocation of ", cap, " bytes",
+                overflow ? " (the byte count overflows 64 bits)" : StrCat(" (it needs ", end, ")"));
             std::vector<int64_t> strides(sizes.size());
             int64_t st = 1;
             for (size_t i = sizes.size(); i-- > 0;) {
               strides[i] = st;
               st *= std::max<int64_t>(sizes[i], 1);
             }
-            return WrapTensor(PeerView(h, rank, sizes, strides, d, begin));
+            return WrapTensor(PeerView(h, rank, sizes, strides, d, static_cast<size_t>(begin)));
           },
           py::arg("rank"), py::arg("shape"), py::arg("dtype"), py::arg("storage_offset") = 0,
           "A contiguous view of `rank`'s copy of the allocation (any shape/dtype that fits).")

@@ -1,5 +1,7 @@
 opreg_add_cpp_test(test_symm_mem LIBS opreg::symm_mem)
 opreg_add_cpp_test(test_fd_exchange_security LIBS opreg::symm_mem)
+opreg_add_cpp_test(test_file_store_security LIBS opreg::symm_mem)
+opreg_add_cpp_test(test_symm_mem_peers LIBS opreg::symm_mem)
 opreg_add_cpp_test(test_symm_mem_planning LIBS opreg::symm_mem opreg::planner)
 
 # test_symm_mem_mpi: the MPI bootstrap (MpiStore, CreateMpiGroup), run under mpirun with 2 and 3

@@ -89,7 +89,8 @@ sockaddr_un Abstract(const std::string& at_name, socklen_t* len) {
 }
 
 // Sends `bytes` of payload and the given fds over a fresh connection to `name`.
-bool Inject(const std::string& name, const void* payload, size_t bytes, const std::vector<int>& fds) {
+bool Inject(const std::string& name, const void* payload, size_t bytes,
+            const std::vector<int>& fds) {
   const int c = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   socklen_t len = 0;
   const sockaddr_un a = Abstract(name, &len);
@@ -158,8 +159,12 @@ struct Intruder {
 };
 
 // A W=2 exchange of memfds holding "rank r"; each rank checks it holds the other's content.
-// Rank 1 starts `rank1_delay` late, which keeps rank 0's socket waiting for the intruder.
-int RealRank(int r, const std::string& dir, std::chrono::milliseconds rank1_delay) {
+// Rank 1 starts `rank1_delay` late, which keeps rank 0's socket waiting for the intruder. With
+// `abstract`, the ranks opt in to abstract socket names (OPREG_SYMM_MEM_ABSTRACT_SOCKETS=1),
+// which any local process can reach: the credential checks must hold there too.
+int RealRank(int r, const std::string& dir, std::chrono::milliseconds rank1_delay,
+             bool abstract = true) {
+  if (abstract) setenv("OPREG_SYMM_MEM_ABSTRACT_SOCKETS", "1", 1);
   if (r == 1) std::this_thread::sleep_for(rank1_delay);
   sm::FileStore store(dir);
   const int mine = MemfdWith("rank " + std::to_string(r));
@@ -174,7 +179,7 @@ int RealRank(int r, const std::string& dir, std::chrono::milliseconds rank1_dela
 
 TEST_CASE("an fd injected by another process claiming to be a rank is refused",
           "[symm_mem][security]") {
-  const std::string dir = StoreDir(0755);  // no private directory: abstract names, creds only
+  const std::string dir = StoreDir(0755);  // abstract names opted in: credentials checks only
   Intruder intruder = Intruder::Start([](IntruderReport& r) {
     const int fake = MemfdWith("intruder memory");
     const auto end = Clock::now() + std::chrono::seconds(3);
@@ -287,7 +292,65 @@ TEST_CASE("with a private store directory other users cannot reach the sockets",
   const IntruderReport report = intruder.Finish();
   CHECK(report.bind_errno == EACCES);
   const std::vector<int> codes = opreg_test::ForkRanks(
-      2, [&](int r) { return RealRank(r, dir, std::chrono::milliseconds(0)); }, 30);
+      2, [&](int r) { return RealRank(r, dir, std::chrono::milliseconds(0), false); }, 30);
+  CHECK(codes == std::vector<int>{0, 0});
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("by default no rank listens on an abstract name, whatever the store directory",
+          "[symm_mem][security]") {
+  // A store directory others can enter (0755) is no place for sockets: the exchange makes its
+  // own 0700 directory instead of falling back to abstract names, so an intruder scanning
+  // /proc/net/unix finds nothing to connect to.
+  const std::string dir = StoreDir(0755);
+  Intruder intruder = Intruder::Start([](IntruderReport& r) {
+    const auto end = Clock::now() + std::chrono::seconds(2);
+    while (Clock::now() < end) {
+      r.attempts += static_cast<int>(ListedNames().size());
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  const std::vector<int> codes = opreg_test::ForkRanks(
+      2, [&](int r) { return RealRank(r, dir, std::chrono::milliseconds(600), false); }, 30);
+  const IntruderReport report = intruder.Finish();
+  CHECK(report.attempts == 0);  // no abstract opreg name was ever listed
+  CHECK(codes == std::vector<int>{0, 0});
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a backlog flood on the ranks' sockets does not hang the exchange",
+          "[symm_mem][security]") {
+  // The attack of issue 34: fill each listed rank's backlog with connections that never send,
+  // so that a rank blocked in connect() never reaches its accept loop. Ranks now connect without
+  // blocking and accept while they send, so each drains its own backlog: the exchange completes
+  // well inside its 8 s timeout (ForkRanks' 30 s watchdog would report a hang).
+  const std::string dir = StoreDir(0755);
+  Intruder intruder = Intruder::Start([](IntruderReport& r) {
+    std::vector<int> held;
+    const auto end = Clock::now() + std::chrono::seconds(4);
+    while (Clock::now() < end) {
+      for (const std::string& name : ListedNames()) {
+        const int c = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        socklen_t len = 0;
+        const sockaddr_un a = Abstract(name, &len);
+        if (c >= 0 && connect(c, reinterpret_cast<const sockaddr*>(&a), len) == 0) {
+          ++r.attempts;
+          held.push_back(c);  // kept open: it occupies the backlog until accepted
+        } else if (c >= 0) {
+          close(c);
+        }
+      }
+    }
+    for (int c : held) close(c);
+  });
+  const auto start = Clock::now();
+  const std::vector<int> codes = opreg_test::ForkRanks(
+      2, [&](int r) { return RealRank(r, dir, std::chrono::milliseconds(600), true); }, 30);
+  const auto took = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start);
+  const IntruderReport report = intruder.Finish();
+  INFO("intruder: " << report.attempts << " connections queued; exchange took " << took.count()
+                    << " s");
+  CHECK(report.attempts > 0);
   CHECK(codes == std::vector<int>{0, 0});
   std::filesystem::remove_all(dir);
 }

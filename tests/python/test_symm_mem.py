@@ -249,8 +249,15 @@ def test_w1_group_empty_rendezvous_barrier(w1_group: str) -> None:
     assert b.numpy().tolist() == x.numpy().tolist()
     flat = h.get_buffer(0, (6,), "float32", 6)
     assert flat.numpy().tolist() == list(range(6, 12))
-    with pytest.raises(ValueError, match="need .* bytes"):
+    with pytest.raises(ValueError, match=r"does not fit in the allocation of 48 bytes \(it needs 52\)"):
         h.get_buffer(0, (13,), "float32")
+    # Offsets and shapes whose byte counts wrap around 64 bits: refused, not a view of the
+    # signal pads or of unmapped memory.
+    for offset in (2**62 - 64, 2**62 - 1, 2**63 - 1):
+        with pytest.raises(ValueError, match="overflows 64 bits|does not fit"):
+            h.get_buffer(0, (1,), "float32", offset)
+    with pytest.raises(ValueError, match="overflows 64 bits"):
+        h.get_buffer(0, (2**32, 2**32, 4), "float32")
     with pytest.raises(IndexError, match="rank 1 is not in"):
         h.buffer(1)
     with pytest.raises(IndexError):
@@ -290,6 +297,11 @@ def test_group_context_manager_and_file_store(tmp_path: Any) -> None:
     store.delete("k")
     with pytest.raises(RuntimeError, match="k"):
         store.get("k", timeout_s=0.05)
+    # A timeout past what the clock can count waits (here: finds the key) instead of expiring
+    # at once with a negative time.
+    store.set("k2", b"v2")
+    assert store.get("k2", timeout_s=1e30) == b"v2"
+    store.delete("k2")
     store.delete("n")
     with sm.group("pytest_ctx", 0, 1, store) as name:
         assert sm.group_exists(name)
@@ -318,7 +330,7 @@ def test_non_symmetric_input_errors_name_op_and_argument(w1_group: str) -> None:
         sm.one_shot_all_reduce(x, w1_group, reduce_op="max")
 
 
-def test_unknown_group_raises_key_error(w1_group: str) -> None:
+def test_unknown_group_raises_key_error(w1_group: str, tmp_path: Any) -> None:
     with pytest.raises(KeyError, match="no_such_group"):
         sm.empty((4,), "float32", "no_such_group")
     with pytest.raises(KeyError, match="no_such_group"):
@@ -328,9 +340,12 @@ def test_unknown_group_raises_key_error(w1_group: str) -> None:
         sm.one_shot_all_reduce(x, "no_such_group")
     assert not sm.group_exists("no_such_group")
     with pytest.raises(ValueError, match="already exists"):
-        sm.create_group(w1_group, 0, 1, "/tmp")
+        sm.create_group(w1_group, 0, 1, str(tmp_path))
     with pytest.raises(ValueError, match="rank 2 is not in"):
-        sm.create_group("pytest_bad_rank", 2, 2, "/tmp")
+        sm.create_group("pytest_bad_rank", 2, 2, str(tmp_path))
+    # A directory every user can write in is no store: another user could plant or swap keys.
+    with pytest.raises(RuntimeError, match="refusing the store directory /tmp: its mode 1777"):
+        sm.create_group("pytest_shared_tmp", 0, 1, "/tmp")
     with pytest.raises(TypeError, match="store"):
         sm.create_group("pytest_bad_store", 0, 1, 42)  # type: ignore[arg-type]
 

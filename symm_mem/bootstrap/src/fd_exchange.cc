@@ -4,6 +4,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -46,13 +48,15 @@ bool PeerCred(int sock, ucred* cred) {
 // and, unless released, every received fd.
 struct Resources {
   int listener = -1;
-  std::string path;  // socket file to unlink ("" for an abstract address)
+  std::string path;     // socket file to unlink ("" for an abstract address)
+  std::string own_dir;  // the private directory this exchange made for its socket, or ""
   std::vector<int> conns;
   std::vector<int>* fds = nullptr;
   bool release = false;
   ~Resources() {
     if (listener >= 0) ::close(listener);
     if (!path.empty()) ::unlink(path.c_str());
+    if (!own_dir.empty()) ::rmdir(own_dir.c_str());
     for (int c : conns) ::close(c);
     if (!release && fds != nullptr) {
       for (int& f : *fds) {
@@ -133,6 +137,21 @@ Message RecvMessage(int sock) {
   return m;
 }
 
+// OPREG_SYMM_MEM_ABSTRACT_SOCKETS=1: the only way to get abstract socket names, which any
+// local process can connect to (and fill the backlog of).
+bool AbstractSocketsAllowed() {
+  const char* v = std::getenv("OPREG_SYMM_MEM_ABSTRACT_SOCKETS");
+  return v != nullptr && std::string(v) == "1";
+}
+
+// A new directory of mode 0700 for this rank's socket, under $TMPDIR or /tmp ("" on failure).
+std::string MakePrivateDirectory() {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = StrCat(base != nullptr && base[0] == '/' ? base : "/tmp", "/opreg-fdx-XXXXXX");
+  if (::mkdtemp(tmpl.data()) == nullptr) return "";
+  return tmpl;  // mkdtemp makes it 0700, owned by this user
+}
+
 std::string RandomToken() {
   std::random_device rd;
   const uint64_t n = (uint64_t{rd()} << 32) ^ rd();
@@ -146,22 +165,38 @@ std::vector<int> ExchangeFds(Store& store, const std::string& key_prefix, int ra
   std::vector<int> fds(static_cast<size_t>(world), -1);
   if (world <= 1) return fds;
   const std::string who = StrCat("'", key_prefix, "' rank ", rank);
-  const auto deadline = Clock::now() + timeout;
+  const auto deadline = DeadlineAfter(timeout);
   const ucred self{::getpid(), ::geteuid(), ::getegid()};
 
   Resources res;
   res.fds = &fds;
-  // The listener: a path inside the store's private directory when it has one (no other user can
-  // reach it), else an abstract name with a fresh random token (reachable by any local process,
-  // which is why every connection's credentials are checked below).
+  // The listener: a path inside a directory no other user can enter: the store's own when it is
+  // private, else one made for this exchange. Abstract names (reachable by every local process,
+  // which can fill their backlog) only when OPREG_SYMM_MEM_ABSTRACT_SOCKETS=1 asks for them.
   const std::string token = RandomToken();
   std::string address;
-  const std::string dir = store.PrivateSocketDirectory();
+  constexpr size_t kMaxPath = sizeof(sockaddr_un{}.sun_path) - 1;
+  std::string dir = store.PrivateSocketDirectory();
+  if (dir.empty() || StrCat(dir, "/fdx-", token, "-", rank).size() > kMaxPath) {
+    dir = MakePrivateDirectory();
+    res.own_dir = dir;
+  }
   const std::string path = StrCat(dir, "/fdx-", token, "-", rank);
-  if (!dir.empty() && path.size() < sizeof(sockaddr_un{}.sun_path)) {
-    address = path;
-  } else {
+  if (AbstractSocketsAllowed()) {
     address = StrCat("@opreg-symm-", token, "-", rank);
+    Logger().warn(
+        "symm_mem: {}: OPREG_SYMM_MEM_ABSTRACT_SOCKETS=1: listening on an abstract "
+        "socket name, which any local process can connect to",
+        who);
+  } else {
+    OPREG_CHECK(!dir.empty() && path.size() <= kMaxPath, "symm_mem: ", who,
+                ": no private directory for the rendezvous socket (",
+                dir.empty()
+                    ? StrCat("cannot create one under $TMPDIR or /tmp: ", std::strerror(errno))
+                    : StrCat(path, " is longer than a socket path may be"),
+                "); set TMPDIR to a short writable path, or OPREG_SYMM_MEM_ABSTRACT_SOCKETS=1 to "
+                "accept abstract names that other local users can reach");
+    address = path;
   }
   res.listener = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   OPREG_CHECK(res.listener >= 0, "symm_mem: ", who, ": socket() failed: ", std::strerror(errno));
@@ -182,50 +217,15 @@ std::vector<int> ExchangeFds(Store& store, const std::string& key_prefix, int ra
   for (int p = 0; p < world; ++p) {
     if (p == rank) continue;
     peers[p] = ParsePeer(who, p, store.Get(StrCat(peer_prefix, p), timeout));
-    OPREG_CHECK(peers[p].cred.uid == self.uid, "symm_mem: ", who, ": rank ", p,
-                " runs as uid ", peers[p].cred.uid, ", this rank as uid ", self.uid,
+    OPREG_CHECK(peers[p].cred.uid == self.uid, "symm_mem: ", who, ": rank ", p, " runs as uid ",
+                peers[p].cred.uid, ", this rank as uid ", self.uid,
                 "; a group's ranks must run as one user");
   }
 
-  // Send: connect to each peer's socket and hand over our fd only when the socket's owner is the
-  // process that published it.
-  for (int p = 0; p < world; ++p) {
-    if (p == rank) continue;
-    for (;;) {
-      const int c = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-      OPREG_CHECK(c >= 0, "symm_mem: ", who, ": socket() failed: ", std::strerror(errno));
-      res.conns.push_back(c);
-      socklen_t plen = 0;
-      const sockaddr_un paddr = AddrOf(peers[p].address, &plen);
-      if (::connect(c, reinterpret_cast<const sockaddr*>(&paddr), plen) != 0) {
-        const int err = errno;
-        ::close(c);
-        res.conns.pop_back();
-        OPREG_CHECK(err == EAGAIN || err == EINTR || err == ECONNREFUSED, "symm_mem: ", who,
-                    ": cannot connect to rank ", p, " at ", peers[p].address, ": ",
-                    std::strerror(err));
-        OPREG_CHECK(Clock::now() < deadline, "symm_mem: ", who, ": timed out after ",
-                    timeout.count(), " ms connecting to rank ", p, " at ", peers[p].address, ": ",
-                    std::strerror(err));
-        ::poll(nullptr, 0, 1);
-        continue;
-      }
-      ucred owner{};
-      OPREG_CHECK(PeerCred(c, &owner), "symm_mem: ", who, ": SO_PEERCRED failed: ",
-                  std::strerror(errno));
-      OPREG_CHECK(owner.pid == peers[p].cred.pid && owner.uid == peers[p].cred.uid,
-                  "symm_mem: ", who, ": refusing to send this rank's fd: the socket of rank ", p,
-                  " (", peers[p].address, ") belongs to ", Describe(owner), ", but rank ", p,
-                  " published ", Describe(peers[p].cred));
-      OPREG_CHECK(SendFd(c, rank, fd), "symm_mem: ", who, ": sendmsg(SCM_RIGHTS) to rank ", p,
-                  " failed: ", std::strerror(errno));
-      break;  // The connection stays open until we return, so the message is not lost.
-    }
-  }
-
-  // Receive: accept connections; one that does not come from a rank's published process is
-  // closed unread, a malformed message is dropped, and the exchange goes on until every real
-  // rank has delivered or the deadline passes.
+  // One loop sends and receives until both are done or the deadline passes. Connecting never
+  // blocks (a peer's full backlog is EAGAIN, tried again on the next turn), and every turn also
+  // accepts: a rank busy sending still drains its own backlog, so connections that others queue
+  // on it (a flood included) cannot stall the group past its timeout.
   // A flood must not flood the log too: the first few refusals are logged, the rest counted.
   std::vector<std::string> refused;
   int refusals = 0;
@@ -233,9 +233,47 @@ std::vector<int> ExchangeFds(Store& store, const std::string& key_prefix, int ra
     if (++refusals <= 3) Logger().warn("symm_mem: {}: fd exchange refused {}", who, why);
     if (refused.size() < 3) refused.push_back(std::move(why));
   };
+  std::vector<bool> sent(static_cast<size_t>(world), false);
+  sent[rank] = true;
+  std::vector<int> connect_errno(static_cast<size_t>(world), 0);
+  int to_send = world - 1;
+  // Sends our fd to peer p if its socket takes a connection now; false to try again later.
+  auto try_send = [&](int p) {
+    const int c = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    OPREG_CHECK(c >= 0, "symm_mem: ", who, ": socket() failed: ", std::strerror(errno));
+    socklen_t plen = 0;
+    const sockaddr_un paddr = AddrOf(peers[p].address, &plen);
+    if (::connect(c, reinterpret_cast<const sockaddr*>(&paddr), plen) != 0) {
+      const int err = errno;
+      ::close(c);
+      OPREG_CHECK(err == EAGAIN || err == EINTR || err == ECONNREFUSED || err == ENOENT,
+                  "symm_mem: ", who, ": cannot connect to rank ", p, " at ", peers[p].address, ": ",
+                  std::strerror(err));
+      connect_errno[p] = err;
+      return false;
+    }
+    res.conns.push_back(c);  // stays open until we return, so the message is not lost
+    ucred owner{};
+    OPREG_CHECK(PeerCred(c, &owner), "symm_mem: ", who,
+                ": SO_PEERCRED failed: ", std::strerror(errno));
+    OPREG_CHECK(owner.pid == peers[p].cred.pid && owner.uid == peers[p].cred.uid, "symm_mem: ", who,
+                ": refusing to send this rank's fd: the socket of rank ", p, " (", peers[p].address,
+                ") belongs to ", Describe(owner), ", but rank ", p, " published ",
+                Describe(peers[p].cred));
+    // A fresh seqpacket connection has room for one small message: this does not block.
+    OPREG_CHECK(SendFd(c, rank, fd), "symm_mem: ", who, ": sendmsg(SCM_RIGHTS) to rank ", p,
+                " failed: ", std::strerror(errno));
+    return true;
+  };
   std::vector<std::pair<int, int>> open;  // (connection, expected rank)
   int received = 0;
-  while (received < world - 1) {
+  while (received < world - 1 || to_send > 0) {
+    for (int p = 0; p < world && to_send > 0; ++p) {
+      if (!sent[p] && try_send(p)) {
+        sent[p] = true;
+        --to_send;
+      }
+    }
     for (;;) {
       const int c = ::accept4(res.listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (c < 0) break;
@@ -274,22 +312,29 @@ std::vector<int> ExchangeFds(Store& store, const std::string& key_prefix, int ra
       ::close(it->first);
       it = open.erase(it);
     }
-    if (received == world - 1) break;
+    if (received == world - 1 && to_send == 0) break;
     if (Clock::now() >= deadline) {
-      std::string missing;
+      std::string missing, unsent;
       for (int p = 0; p < world; ++p) {
         if (p != rank && fds[p] < 0) StrAppend(&missing, missing.empty() ? "" : ", ", p);
+        if (!sent[p]) {
+          StrAppend(&unsent, unsent.empty() ? "" : ", ", p, " (", peers[p].address, ": ",
+                    std::strerror(connect_errno[p]), ")");
+        }
       }
       std::string why;
       for (const std::string& r : refused) StrAppend(&why, why.empty() ? "" : "; ", r);
       for (const auto& [c, p] : open) ::close(c);
       OPREG_THROW(kRuntime, "symm_mem: ", who, ": timed out after ", timeout.count(),
-                  " ms exchanging fds; no fd from rank(s) ", missing,
+                  " ms exchanging fds",
+                  missing.empty() ? "" : StrCat("; no fd from rank(s) ", missing),
+                  unsent.empty() ? "" : StrCat("; could not connect to rank(s) ", unsent),
                   why.empty() ? "" : StrCat("; refused ", refusals, ": ", why));
     }
     std::vector<pollfd> pfds{{res.listener, POLLIN, 0}};
     for (const auto& [c, p] : open) pfds.push_back({c, POLLIN, 0});
-    ::poll(pfds.data(), pfds.size(), 5);
+    // While sends are pending, wake up soon to retry them; else sleep until something arrives.
+    ::poll(pfds.data(), pfds.size(), to_send > 0 ? 1 : 5);
   }
   if (refusals > 3) {
     Logger().warn("symm_mem: {}: fd exchange refused {} connections or messages in all", who,

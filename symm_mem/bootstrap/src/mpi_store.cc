@@ -104,7 +104,8 @@ Status MpiStore::Impl::Call(Op op, std::string_view key, std::string_view value,
                             Millis wait, int64_t* n_out, std::string* value_out) {
   const int32_t tag = NextTag();
   auto msg = std::make_unique<std::string>(EncodeRequest(op, tag, arg, key, value));
-  const auto deadline = Clock::now() + wait + kReplyGrace;
+  const auto deadline =
+      DeadlineAfter(wait > Millis::max() - kReplyGrace ? Millis::max() : wait + kReplyGrace);
   MPI_Request req;
   OPREG_MPI_CALL(MPI_Isend(msg->data(), static_cast<int>(msg->size()), MPI_BYTE, options.root,
                            kRequestTag, comm, &req));
@@ -155,7 +156,7 @@ void MpiStore::Impl::Shutdown(Millis timeout) {
     return;
   }
   if (is_root()) {
-    bye_deadline_ns.store((Clock::now() + timeout).time_since_epoch().count());
+    bye_deadline_ns.store(DeadlineAfter(timeout).time_since_epoch().count());
     root_bye.store(true);
     if (service.joinable()) service.join();
     if (!missing_at_stop.empty()) {
@@ -273,7 +274,7 @@ std::string MpiStore::Get(std::string_view key, Millis timeout) {
   };
   if (s.is_root()) {
     std::unique_lock<std::mutex> lock(s.mu);
-    const auto deadline = Clock::now() + timeout;
+    const auto deadline = DeadlineAfter(timeout);
     for (;;) {
       auto it = s.map.find(key);
       if (it != s.map.end()) return it->second;

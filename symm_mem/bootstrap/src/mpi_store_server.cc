@@ -182,7 +182,7 @@ void MpiStore::Impl::Handle(Request r, int source, std::list<PendingSend>* sends
         lock.unlock();
         Reply(sends, source, r.tag, Status::kMissing, 0, "");
       } else {
-        waiters->push_back({source, r.tag, std::move(r.key), Clock::now() + Millis(r.arg)});
+        waiters->push_back({source, r.tag, std::move(r.key), DeadlineAfter(Millis(r.arg))});
       }
       break;
     }

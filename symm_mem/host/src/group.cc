@@ -3,6 +3,7 @@
 // allocator with the drift check, and teardown of the store keys.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +24,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr size_t kAlign = 256;
+// The seals every heap carries before it is sent (checked on every heap received).
+constexpr int kHeapSeals = F_SEAL_SHRINK | F_SEAL_GROW;
 
 size_t RoundUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
@@ -97,29 +100,81 @@ void Group::Bootstrap() {
   std::vector<int> fds(static_cast<size_t>(world_), -1);
   FdCloser closer{&fds};
 
-  // 1. This rank's heap.
-  int memfd = ::memfd_create(StrCat("opreg_symm:", name_, ":", rank_).c_str(), MFD_CLOEXEC);
+  // 1. The group's parameters, agreed before anything is shared: ranks that disagree on the heap
+  // size or the channel count would map past a peer's heap (SIGBUS) or index its signal pads
+  // wrongly (silently wrong sums).
+  if (world_ > 1) AgreeOnParameters(who);
+
+  // 2. This rank's heap, sealed at its size before it is sent: no peer can shrink it under us
+  // (a mapping past the end of a memfd is SIGBUS on the next access) or grow it.
+  int memfd = ::memfd_create(StrCat("opreg_symm:", name_, ":", rank_).c_str(),
+                             MFD_CLOEXEC | MFD_ALLOW_SEALING);
   OPREG_CHECK(memfd >= 0, "symm_mem: ", who, ": memfd_create failed: ", std::strerror(errno));
   fds[rank_] = memfd;
   OPREG_CHECK(::ftruncate(memfd, static_cast<off_t>(options_.heap_bytes)) == 0, "symm_mem: ", who,
               ": ftruncate(", options_.heap_bytes, ") failed: ", std::strerror(errno));
+  OPREG_CHECK(::fcntl(memfd, F_ADD_SEALS, kHeapSeals | F_SEAL_SEAL) == 0, "symm_mem: ", who,
+              ": sealing the heap failed: ", std::strerror(errno));
 
-  // 2. Every peer's memfd (ExchangeFds: SCM_RIGHTS, senders' and owners' credentials checked).
+  // 3. Every peer's memfd (ExchangeFds: SCM_RIGHTS, senders' and owners' credentials checked),
+  // each checked before it is mapped: a memfd of exactly the agreed size, sealed against
+  // shrinking and growing.
   if (world_ > 1) {
     std::vector<int> peer_fds =
         ExchangeFds(*store_, Key("fds"), rank_, world_, memfd, options_.timeout);
     for (int r = 0; r < world_; ++r) {
       if (r != rank_) fds[r] = peer_fds[r];
     }
+    for (int r = 0; r < world_; ++r) {
+      if (r != rank_) CheckPeerHeap(who, r, fds[r]);
+    }
   }
 
-  // 3. Map every heap; the fds are closed by `closer` (the mappings keep the memory alive).
+  // 4. Map every heap; the fds are closed by `closer` (the mappings keep the memory alive).
   for (int r = 0; r < world_; ++r) {
     void* p = ::mmap(nullptr, options_.heap_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[r], 0);
     OPREG_CHECK(p != MAP_FAILED, "symm_mem: ", who, ": mapping the heap of rank ", r,
                 " failed: ", std::strerror(errno));
     bases_[r] = static_cast<char*>(p);
   }
+}
+
+std::string Group::ParametersText() const {
+  return StrCat("heap_bytes=", options_.heap_bytes, " max_channels=", options_.max_channels,
+                " world=", world_, " backend=host");
+}
+
+void Group::AgreeOnParameters(const std::string& who) {
+  const std::string mine = ParametersText();
+  const std::string prefix = Key("params/");
+  store_->Set(StrCat(prefix, rank_), mine);
+  store_->WaitRanks(prefix, world_, rank_, options_.timeout,
+                    StrCat("symm_mem ", who, " agreeing on the group's parameters"));
+  for (int r = 0; r < world_; ++r) {
+    if (r == rank_) continue;
+    const std::string theirs = store_->Get(StrCat(prefix, r), options_.timeout);
+    OPREG_CHECK(theirs == mine, "symm_mem: ", who,
+                ": the ranks disagree on the group's "
+                "parameters: rank ",
+                rank_, " has ", mine, ", rank ", r, " has ", theirs,
+                "; every rank must create the group with the same options");
+  }
+}
+
+void Group::CheckPeerHeap(const std::string& who, int r, int fd) const {
+  struct stat st {};
+  OPREG_CHECK(::fstat(fd, &st) == 0, "symm_mem: ", who, ": fstat of rank ", r,
+              "'s heap failed: ", std::strerror(errno));
+  OPREG_CHECK(S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) == options_.heap_bytes,
+              "symm_mem: ", who, ": refusing the heap of rank ", r, ": it holds ", st.st_size,
+              " bytes", S_ISREG(st.st_mode) ? "" : " and is not a memory file", ", not the ",
+              options_.heap_bytes, " bytes the group agreed on");
+  const int seals = ::fcntl(fd, F_GET_SEALS);
+  OPREG_CHECK(seals >= 0 && (seals & kHeapSeals) == kHeapSeals, "symm_mem: ", who,
+              ": refusing the heap of rank ", r,
+              ": it is not sealed against shrinking and "
+              "growing (seals ",
+              seals, "), so that rank could cut it under this one's mapping");
 }
 
 std::shared_ptr<Group> Group::Get(std::string_view name) { return Registry().Get(name); }
@@ -138,7 +193,7 @@ void Group::Teardown() {
   bool all_arrived = true;
   if (world_ > 1) {
     s.Add(counter, 1);
-    const auto deadline = Clock::now() + options_.timeout;
+    const auto deadline = DeadlineAfter(options_.timeout);
     std::chrono::microseconds delay(50);
     while (s.Add(counter, 0) < world_) {
       if (Clock::now() >= deadline) {
@@ -154,6 +209,7 @@ void Group::Teardown() {
     }
   }
   if (next_alloc_id_ > 0) s.Delete(Key(StrCat("alloc/", next_alloc_id_ - 1, "/", rank_)));
+  if (world_ > 1) s.Delete(Key(StrCat("params/", rank_)));
   if (world_ > 1 && all_arrived && s.Add(counter, 1) == 2 * world_) s.Delete(counter);
 }
 

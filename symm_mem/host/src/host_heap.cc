@@ -36,7 +36,7 @@ bool CasWait(uint32_t* slot, uint32_t from, uint32_t to, Millis timeout) {
       continue;
     }
     const auto now = Clock::now();
-    if (i == kSpins) deadline = now + timeout;
+    if (i == kSpins) deadline = DeadlineAfter(timeout);
     if (now >= deadline) return false;
     if (i < kSpins + kYields) {
       ::sched_yield();

@@ -6,6 +6,9 @@
 //
 // Errors: opreg::Error. A wait that times out throws kRuntime naming the key (and, through
 // WaitRanks, the ranks that did not arrive); I/O failures throw kRuntime with errno's text.
+// FileStore refuses (kRuntime, saying why) a directory that is not a directory, is a symbolic
+// link, is owned by another user or is writable by group or others, and any key file that is
+// not a regular file of this user (a planted symlink, FIFO, device or another user's file).
 //
 // Thread safety: a FileStore may be used from several threads and processes at once (Set is an
 // atomic rename, Add holds an flock on the counter file).
@@ -20,6 +23,10 @@
 namespace opreg::symm_mem {
 
 using Millis = std::chrono::milliseconds;
+
+// now + timeout on the steady clock, saturating at its end (a timeout of years, or
+// Millis::max(), means "no deadline" rather than overflowing into the past).
+std::chrono::steady_clock::time_point DeadlineAfter(Millis timeout);
 
 class Store {
  public:
@@ -46,11 +53,18 @@ class Store {
                  std::string_view what);
 };
 
-// One file per key in `dir` (created if missing, with mode 0700). Keys may hold any characters; they are
-// escaped into file names. The store never removes the directory itself.
+// One file per key in `dir` (created if missing, with mode 0700; an existing one must be this
+// user's and closed to writes by others, see Errors above). Keys may hold any characters; they
+// are escaped into file names. Every file is opened relative to the directory opened once at
+// construction, without following symbolic links, and checked to be a regular file of this
+// user before it is read or written, so another user cannot redirect a write or stall a read.
+// The store never removes the directory itself.
 class FileStore : public Store {
  public:
   explicit FileStore(std::string dir);
+  ~FileStore() override;
+  FileStore(const FileStore&) = delete;
+  FileStore& operator=(const FileStore&) = delete;
   void Set(std::string_view key, std::string_view value) override;
   std::string Get(std::string_view key, Millis timeout) override;
   bool TryGet(std::string_view key, std::string* value) override;
@@ -61,9 +75,18 @@ class FileStore : public Store {
   const std::string& dir() const { return dir_; }
   // The path of the file holding `key`.
   std::string PathOf(std::string_view key) const;
+  // The largest value a key may hold (a larger file is refused, not read).
+  static constexpr int64_t kMaxValueBytes = int64_t{64} << 20;
 
  private:
+  // The file name of `key` inside the directory.
+  static std::string NameOf(std::string_view key);
+  // Opens `key`'s file with `flags` (O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK added) and checks that
+  // it is a regular file of this user; -1 with errno ENOENT when absent and not created.
+  int OpenChecked(std::string_view key, int flags) const;
+
   std::string dir_;
+  int dir_fd_ = -1;  // the directory, opened once (O_DIRECTORY | O_NOFOLLOW)
 };
 
 }  // namespace opreg::symm_mem

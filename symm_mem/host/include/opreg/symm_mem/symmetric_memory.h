@@ -146,6 +146,12 @@ class Group : public std::enable_shared_from_this<Group> {
   friend class SymmetricMemory;
   Group(std::string name, int rank, int world, std::shared_ptr<Store> store, GroupOptions options);
   void Bootstrap();
+  // "heap_bytes=... max_channels=... world=... backend=host": what every rank must agree on.
+  std::string ParametersText() const;
+  // Publishes this rank's parameters and throws (naming both ranks' values) if a peer's differ.
+  void AgreeOnParameters(const std::string& who);
+  // Throws unless `fd` (rank r's heap) is a memory file of heap_bytes sealed against resizing.
+  void CheckPeerHeap(const std::string& who, int r, int fd) const;
   void Teardown();
   void Free(size_t offset, size_t block_bytes);
   std::string Key(std::string_view suffix) const { return StrCat(name_, "/", suffix); }
@@ -159,7 +165,7 @@ class Group : public std::enable_shared_from_this<Group> {
   std::vector<char*> bases_;
 
   mutable std::mutex mu_;
-  std::map<size_t, size_t> free_;  // offset -> bytes (coalesced)
+  std::map<size_t, size_t> free_;                          // offset -> bytes (coalesced)
   std::map<size_t, std::weak_ptr<SymmetricMemory>> live_;  // block offset -> handle
   int64_t next_alloc_id_ = 0;
   std::mutex alloc_mu_;  // serializes Allocate
