@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 
+#include "input_file.h"
 #include "nlohmann/json.hpp"
 #include "opreg/planner/exact_placement.h"
 
@@ -130,9 +131,10 @@ int RunPlanCommand(const std::vector<std::string>& args) {
   if (path == "-") {
     text << std::cin.rdbuf();
   } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      std::cerr << "opreg plan: cannot read " << path << "\n";
+    std::ifstream in;
+    std::string why;
+    if (!OpenInput(path, &in, &why)) {
+      std::cerr << "opreg plan: cannot read " << path << ": " << why << "\n";
       return 2;
     }
     text << in.rdbuf();

@@ -195,6 +195,13 @@ absl::StatusOr<PlanTrace> ParsePlanTrace(std::string_view text) {
   } catch (const TooDeep& e) {
     return absl::InvalidArgumentError(StrCat(
         LineColumn(text, e.offset), ": nesting too deep (more than ", kMaxDepth, " levels)"));
+  } catch (const json::exception& e) {
+    // The lexer's other refusals (a number beyond double's range, "1e400": out_of_range.406)
+    // carry no position; where the reader stood is it.
+    std::string_view what = e.what();
+    const size_t tag_end = what.find("] ");
+    if (tag_end != std::string_view::npos) what.remove_prefix(tag_end + 2);
+    return absl::InvalidArgumentError(StrCat(LineColumn(text, consumed), ": ", what));
   }
   TraceReader reader(text, positions);
   if (!doc.is_object()) return reader.At("", "a trace is a JSON object with \"buffers\"");

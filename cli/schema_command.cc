@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/ascii.h"
+#include "input_file.h"
 #include "opreg/schema/schema_parser.h"
 
 namespace opreg::cli {
@@ -79,9 +80,10 @@ int RunSchemaCommand(const std::vector<std::string>& args) {
     failures = CanonicalizeSchemas(std::cin, std::cout, options);
   } else {
     for (const std::string& path : files) {
-      std::ifstream in(path);
-      if (!in) {
-        std::cerr << "opreg schema: cannot open " << path << "\n";
+      std::ifstream in;
+      std::string why;
+      if (!OpenInput(path, &in, &why)) {
+        std::cerr << "opreg schema: cannot read " << path << ": " << why << "\n";
         return 2;
       }
       failures += CanonicalizeSchemas(in, std::cout, options);

@@ -6,7 +6,7 @@ import ctypes
 import os
 import sys
 import threading
-from typing import List, Set
+from typing import List, Optional, Set
 
 from . import _C
 
@@ -24,6 +24,42 @@ class RegistrationError(RuntimeError):
         self.errors = errors
         lines = "\n".join(f"  {e}" for e in errors)
         super().__init__(f"{path}: {len(errors)} registration error(s) while loading:\n{lines}")
+
+
+_ELF_MACHINES = {3: "x86", 8: "mips", 20: "ppc", 21: "ppc64", 22: "s390x", 40: "arm",
+                 62: "x86_64", 183: "aarch64", 243: "riscv", 258: "loongarch"}
+
+
+def _elf_header(path: str) -> Optional[tuple]:
+    """(ELF class 1/2, byte order 1/2, e_machine) of the file at `path`, or None if not ELF."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return None
+    if len(head) < 20 or head[:4] != b"\x7fELF":
+        return None
+    order = "little" if head[5] == 1 else "big"
+    return head[4], head[5], int.from_bytes(head[18:20], order)
+
+
+def _why_not_loadable(path: str) -> Optional[str]:
+    """What makes `path` unloadable here when its header says so (glibc's dlopen reports an ELF
+    of another architecture as "No such file or directory"), else None."""
+    theirs = _elf_header(path)
+    if theirs is None:
+        return "it is not an ELF shared library"
+    ours = _elf_header("/proc/self/exe") or _elf_header(sys.executable)
+    if ours is None:
+        return None
+
+    def describe(h: tuple) -> str:
+        bits = {1: "32-bit", 2: "64-bit"}.get(h[0], f"class {h[0]}")
+        return f"{bits} {_ELF_MACHINES.get(h[2], f'e_machine {h[2]}')}"
+
+    if theirs != ours:
+        return f"it is built for {describe(theirs)}, and this process runs {describe(ours)}"
+    return None
 
 
 def load_library(path: str | os.PathLike[str]) -> None:
@@ -46,7 +82,9 @@ def load_library(path: str | os.PathLike[str]) -> None:
         try:
             ctypes.CDLL(real)
         except OSError as e:
-            raise OSError(f"opreg.load_library: could not load {real}: {e}") from e
+            why = _why_not_loadable(real)
+            detail = f"{why} (the dynamic loader said: {e})" if why else str(e)
+            raise OSError(f"opreg.load_library: could not load {real}: {detail}") from e
         _loaded.add(real)
         errors = _C.static_registration_errors()[before:]
     torch_bridge = sys.modules.get("opreg.torch")

@@ -19,8 +19,9 @@ std::string_view ArgNameAt(const OperatorHandle& op, size_t index) {
 [[noreturn]] void ThrowBadArg(py::handle obj, const char* expected, const OperatorHandle* op,
                               size_t index) {
   if (op != nullptr) {
-    throw Error(ErrorKind::kType, ArgErrorMessage(op->operator_name().str(), ArgNameAt(*op, index),
-                                                  static_cast<int>(index), expected, TypeName(obj)));
+    throw Error(ErrorKind::kType,
+                ArgErrorMessage(op->operator_name().str(), ArgNameAt(*op, index),
+                                static_cast<int>(index), expected, TypeName(obj)));
   }
   throw Error(ErrorKind::kType, StrCat("expected ", expected, ", got ", TypeName(obj)));
 }
@@ -37,13 +38,18 @@ void ForEach(py::handle seq, F&& f) {
 
 int64_t ToInt64(py::handle obj) {
   long long v = PyLong_AsLongLong(obj.ptr());
-  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (v == -1 && PyErr_Occurred()) {
+    // Out of int64's range: an error the caller names with the op and argument (ValueError),
+    // rather than a bare "int too big to convert".
+    if (!PyErr_ExceptionMatches(PyExc_OverflowError)) throw py::error_already_set();
+    PyErr_Clear();
+    throw Error(ErrorKind::kValue, StrCat("expected an int in [-2**63, 2**63), got ",
+                                          py::str(obj).cast<std::string>()));
+  }
   return v;
 }
 
-bool IsInt(py::handle obj) {
-  return PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr());
-}
+bool IsInt(py::handle obj) { return PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr()); }
 
 // Integers of other types (NumPy ints) through __index__.
 bool AsIndex(py::handle obj, int64_t* out) {
@@ -119,8 +125,8 @@ ArgConv ArgConvFor(const Type& type) {
           c.conv = Conv::kStrList;
           break;
         case TypeKind::kOptional:
-          c.conv = e.element()->kind() == TypeKind::kTensor ? Conv::kOptionalTensorList
-                                                              : Conv::kGeneric;
+          c.conv =
+              e.element()->kind() == TypeKind::kTensor ? Conv::kOptionalTensorList : Conv::kGeneric;
           break;
         default:
           c.conv = Conv::kGeneric;
@@ -155,8 +161,7 @@ IValue ToIValueGeneric(py::handle obj) {
     ForEach(obj, [&](py::handle e) { elements.push_back(ToIValueGeneric(e)); });
     // Homogeneous lists become typed lists (what schemas want).
     bool all_int = !elements.empty(), all_double = !elements.empty(),
-         all_tensor = !elements.empty(), all_bool = !elements.empty(),
-         all_str = !elements.empty();
+         all_tensor = !elements.empty(), all_bool = !elements.empty(), all_str = !elements.empty();
     for (const IValue& e : elements) {
       all_int &= e.isInt();
       all_double &= e.isDouble();
@@ -203,6 +208,16 @@ IValue ToIValueGeneric(py::handle obj) {
 
 IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t index,
                 CallOrigin* origin) {
+  // ToInt64 with the op and argument named when the int is beyond int64's range.
+  auto to_int = [&](py::handle v) -> int64_t {
+    try {
+      return ToInt64(v);
+    } catch (const Error& e) {
+      if (op == nullptr) throw;
+      throw Error(e.kind(), StrCat("[", op->operator_name().str(), "] argument '",
+                                   ArgNameAt(*op, index), "' (#", index, "): ", e.message()));
+    }
+  };
   PyObject* o = obj.ptr();
   if (o == Py_None && (conv.optional || conv.conv == Conv::kGeneric)) return IValue();
   switch (conv.conv) {
@@ -228,14 +243,14 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
                                      ArgNameAt(*op, index), "' (#", index, "): ", e.message()));
       }
     case Conv::kInt: {
-      if (IsInt(obj)) return IValue(ToInt64(obj));
+      if (IsInt(obj)) return IValue(to_int(obj));
       int64_t i;
       if (AsIndex(obj, &i)) return IValue(i);
       break;
     }
     case Conv::kFloat:
       if (PyFloat_Check(o)) return IValue(PyFloat_AS_DOUBLE(o));
-      if (IsInt(obj)) return IValue(static_cast<double>(ToInt64(obj)));
+      if (IsInt(obj)) return IValue(static_cast<double>(to_int(obj)));
       if (!PyBool_Check(o) && PyNumber_Check(o) && !IsSequence(obj) &&
           py::hasattr(obj, "__float__") && AsPyTensor(obj) == nullptr) {
         return IValue(obj.cast<double>());
@@ -243,13 +258,14 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
       break;
     case Conv::kBool:
       if (PyBool_Check(o)) return IValue(o == Py_True);
-      if (Py_TYPE(o)->tp_name == std::string_view("numpy.bool")) return IValue(PyObject_IsTrue(o) == 1);
+      if (Py_TYPE(o)->tp_name == std::string_view("numpy.bool"))
+        return IValue(PyObject_IsTrue(o) == 1);
       break;
     case Conv::kStr:
       if (PyUnicode_Check(o)) return IValue(obj.cast<std::string>());
       break;
     case Conv::kScalarType: {
-      if (IsInt(obj)) return IValue(ToInt64(obj));
+      if (IsInt(obj)) return IValue(to_int(obj));
       // "float32", "f32", torch.float32, numpy dtypes / scalar types.
       std::string s = PyUnicode_Check(o) ? obj.cast<std::string>()
                       : py::hasattr(obj, "__name__") && PyType_Check(o)
@@ -298,7 +314,7 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
         ForEach(obj, [&](py::handle e) {
           int64_t i;
           if (IsInt(e)) {
-            v.push_back(ToInt64(e));
+            v.push_back(to_int(e));
           } else if (AsIndex(e, &i)) {
             v.push_back(i);
           } else {
@@ -308,7 +324,7 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
         if (ok) return IValue(std::move(v));
         return ToIValueGeneric(obj);  // the dispatcher reports the mismatch
       }
-      if (IsInt(obj)) return IValue(ToInt64(obj));  // `int[2] k=1` takes one int
+      if (IsInt(obj)) return IValue(to_int(obj));  // `int[2] k=1` takes one int
       break;
     case Conv::kFloatList:
       if (IsSequence(obj)) {
@@ -318,7 +334,7 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
           if (PyFloat_Check(e.ptr())) {
             v.push_back(PyFloat_AS_DOUBLE(e.ptr()));
           } else if (IsInt(e)) {
-            v.push_back(static_cast<double>(ToInt64(e)));
+            v.push_back(static_cast<double>(to_int(e)));
           } else {
             ok = false;
           }
@@ -378,7 +394,12 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
   // expected and actual type.
   try {
     return ToIValueGeneric(obj);
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    // An int beyond int64: the range is the problem, not the type.
+    if (op != nullptr && IsInt(obj) && e.kind() == ErrorKind::kValue) {
+      throw Error(e.kind(), StrCat("[", op->operator_name().str(), "] argument '",
+                                   ArgNameAt(*op, index), "' (#", index, "): ", e.message()));
+    }
     const char* expected = "another type";
     if (op != nullptr) {
       static thread_local std::string s;
@@ -477,8 +498,9 @@ void PushReturns(const OperatorHandle& op, py::handle result, Stack* stack) {
   auto convert = [&](py::handle r, size_t i) {
     const ArgConv c = ArgConvFor(*returns[i].type());
     if (r.is_none() && !c.optional && c.conv != Conv::kGeneric) {
-      throw Error(ErrorKind::kType, StrCat("[", name, "] the Python kernel returned None for return #",
-                                           i, " of type ", returns[i].type()->str()));
+      throw Error(ErrorKind::kType,
+                  StrCat("[", name, "] the Python kernel returned None for return #", i,
+                         " of type ", returns[i].type()->str()));
     }
     // Kernels run with interception suspended, so no capture converts their returns.
     stack->push_back(ToIValue(r, c, nullptr, i));

@@ -79,8 +79,8 @@ void DeleteVersionedExport(DLManagedTensorVersioned* self) {
 
 void VersionedCapsuleDestructor(PyObject* capsule) {
   if (PyCapsule_IsValid(capsule, "used_dltensor_versioned")) return;
-  auto* m = static_cast<DLManagedTensorVersioned*>(
-      PyCapsule_GetPointer(capsule, "dltensor_versioned"));
+  auto* m =
+      static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule, "dltensor_versioned"));
   if (m == nullptr) {
     PyErr_WriteUnraisable(capsule);
     return;
@@ -165,8 +165,35 @@ Device ParseDeviceArg(py::handle obj) {
 }
 
 std::vector<int64_t> ShapeArg(py::handle obj) {
-  if (PyLong_Check(obj.ptr())) return {obj.cast<int64_t>()};
-  return obj.cast<std::vector<int64_t>>();
+  // Each size through __index__, checked against int64's range, so that a bad shape says which
+  // size is wrong (pybind11's cast only says "Unable to cast").
+  auto size_of = [](py::handle v, size_t index) -> int64_t {
+    if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr())) {
+      throw Error(ErrorKind::kType, StrCat("shape: size #", index, " must be an int, got ",
+                                           py::str(py::type::handle_of(v)).cast<std::string>()));
+    }
+    py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+    if (!i) throw py::error_already_set();
+    int overflow = 0;
+    const long long n = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+    if (overflow != 0) {
+      throw Error(ErrorKind::kValue,
+                  StrCat("shape: size #", index, " = ", py::str(i).cast<std::string>(),
+                         " is out of int64's range"));
+    }
+    if (n == -1 && PyErr_Occurred()) throw py::error_already_set();
+    return n;
+  };
+  if (PyIndex_Check(obj.ptr()) && !PyBool_Check(obj.ptr())) return {size_of(obj, 0)};
+  if (!PySequence_Check(obj.ptr()) || PyUnicode_Check(obj.ptr())) {
+    throw Error(ErrorKind::kType, StrCat("shape: expected an int or a sequence of ints, got ",
+                                         py::str(py::type::handle_of(obj)).cast<std::string>()));
+  }
+  py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
+  std::vector<int64_t> out;
+  out.reserve(seq.size());
+  for (size_t i = 0; i < seq.size(); ++i) out.push_back(size_of(seq[i], i));
+  return out;
 }
 
 namespace {
@@ -181,9 +208,9 @@ py::tuple ToTuple(IntArrayRef v) {
 
 Tensor ImportVersioned(DLManagedTensorVersioned* m) {
   if (m->version.major != DLPACK_MAJOR_VERSION) {
-    throw Error(ErrorKind::kValue, StrCat("from_dlpack: the tensor is DLPack ", m->version.major,
-                                          ".", m->version.minor, "; opreg reads DLPack ",
-                                          DLPACK_MAJOR_VERSION, ".x"));
+    throw Error(ErrorKind::kValue,
+                StrCat("from_dlpack: the tensor is DLPack ", m->version.major, ".",
+                       m->version.minor, "; opreg reads DLPack ", DLPACK_MAJOR_VERSION, ".x"));
   }
   absl::StatusOr<Tensor> t = FromDLTensor(m->dl_tensor, m, &ReleaseImportedVersioned);
   CheckStatus(t.status());
@@ -268,8 +295,8 @@ Tensor TensorFromDLPack(py::handle obj) {
   // DLPack 1.x first (versioned capsule, read-only flag); producers older than the
   // max_version keyword raise TypeError and are asked again for a legacy capsule.
   py::object capsule;
-  PyObject* kw = Py_BuildValue("{s:(ii)}", "max_version", DLPACK_MAJOR_VERSION,
-                               DLPACK_MINOR_VERSION);
+  PyObject* kw =
+      Py_BuildValue("{s:(ii)}", "max_version", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
   if (kw == nullptr) throw py::error_already_set();
   PyObject* empty = PyTuple_New(0);
   PyObject* r = PyObject_Call(fn.ptr(), empty, kw);

@@ -113,6 +113,10 @@ TEST_CASE("opreg plan reports malformed traces clearly", "[cli]") {
       {"{\"buffers\": [{\"size\": \"8\", \"first\": 0, \"last\": 1}]}",
        "expected an integer for \"size\""},
       {"{\"buffers\": [[8, 3, 2]]}", "buffer 0: first (3) is after last (2)"},
+      // A number beyond double's range is the lexer's error, with where it stood (it used to
+      // escape as an uncaught exception and abort).
+      {"{\"buffers\": [{\"size\": 1e400, \"first\": 0, \"last\": 1}]}",
+       "line 1, column 28: number overflow parsing '1e400'"},
       {"{\"buffers\": [[8, 3]]}", "buffer 0: expected [size, first, last]"},
       {"{\"buffers\": [7]}", "buffer 0: expected an object or [size, first, last]"},
       {"{\"buffers\": [[8, 0, 99999999999]]}", "is out of range"},
@@ -156,12 +160,18 @@ TEST_CASE("opreg plan reports malformed traces clearly", "[cli]") {
   CHECK_THAT(err, Catch::Contains("nesting too deep"));
 }
 
+TEST_CASE("opreg plan refuses a directory instead of reading it as empty", "[cli]") {
+  std::string out, err;
+  CHECK(Run({"/tmp"}, &out, &err) == 2);
+  CHECK(err.find("cannot read /tmp: is a directory") != std::string::npos);
+}
+
 TEST_CASE("opreg plan usage errors", "[cli]") {
   std::string out, err;
   CHECK(Run({}, &out, &err) == 2);
   CHECK_THAT(err, Catch::Contains("missing TRACE.json"));
   CHECK(Run({"/nonexistent/trace.json"}, &out, &err) == 2);
-  CHECK(err == "opreg plan: cannot read /nonexistent/trace.json\n");
+  CHECK(err == "opreg plan: cannot read /nonexistent/trace.json: No such file or directory\n");
   CHECK(Run({"--bogus", "x.json"}, &out, &err) == 2);
   CHECK(Run({"a.json", "b.json"}, &out, &err) == 2);
   CHECK(Run({"--alignment", "zero", "a.json"}, &out, &err) == 2);

@@ -36,6 +36,7 @@ TEST_CASE("opreg schema rejects unknown options and missing files", "[cli]") {
   CHECK(RunSchemaCommand({"--bogus"}) == 2);
   CHECK(RunSchemaCommand({"--namespace"}) == 2);
   CHECK(RunSchemaCommand({"/nonexistent/file.txt"}) == 2);
+  CHECK(RunSchemaCommand({"/tmp"}) == 2);  // a directory is not an empty input
 }
 
 }  // namespace

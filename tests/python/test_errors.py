@@ -92,3 +92,22 @@ def test_schema_errors_are_value_errors(ns):
         lib.define("bad(Tensor x -> Tensor")
     with pytest.raises(ValueError):
         opreg.Library(ns, "NOPE")
+
+
+def test_ints_beyond_int64_name_the_op_and_argument():
+    x = opreg.ones((2, 3))
+    with pytest.raises(ValueError, match=r"\[opreg::add\] argument 'alpha' \(#2\): expected an "
+                                         r"int in \[-2\*\*63, 2\*\*63\), got 9223372036854775808"):
+        opreg.ops.opreg.add(x, x, alpha=2**63)
+    with pytest.raises(ValueError, match=r"\[_opreg_test::scale\] argument 'repeat' \(#2\)"):
+        opreg.ops._opreg_test.scale(x, 1.0, repeat=-2**70)
+
+
+def test_bad_shapes_say_which_size():
+    with pytest.raises(ValueError, match=r"shape: size #1 = 9223372036854775808 is out of int64"):
+        opreg.empty((2, 2**63))
+    with pytest.raises(TypeError, match=r"shape: size #0 must be an int, got <class 'str'>"):
+        opreg.zeros(("a",))
+    with pytest.raises(TypeError, match="shape: expected an int or a sequence of ints"):
+        opreg.ones("abc")
+    assert opreg.empty(np.int64(3)).shape == (3,)

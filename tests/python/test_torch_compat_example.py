@@ -264,5 +264,19 @@ def test_load_library_missing_file(tmp_path: Path) -> None:
 def test_load_library_not_a_library(tmp_path: Path) -> None:
     path = tmp_path / "text.so"
     path.write_text("not an ELF file")
-    with pytest.raises(OSError, match="could not load"):
+    with pytest.raises(OSError, match="could not load .*: it is not an ELF shared library"):
         opreg.load_library(path)
+
+
+def test_load_library_of_another_architecture_says_so(tmp_path: Path) -> None:
+    # A copy of a real library of this machine with its ELF header's machine field changed to
+    # aarch64's (or x86_64's on an aarch64 machine): glibc alone reports "No such file or
+    # directory".
+    here = Path(opreg._C.__file__).read_bytes()
+    machine = int.from_bytes(here[18:20], "little")
+    other = 183 if machine != 183 else 62
+    foreign = tmp_path / "foreign.so"
+    foreign.write_bytes(here[:18] + other.to_bytes(2, "little") + here[20:])
+    expected = "aarch64" if other == 183 else "x86_64"
+    with pytest.raises(OSError, match=f"it is built for 64-bit {expected}, and this process runs"):
+        opreg.load_library(foreign)
