@@ -121,7 +121,8 @@ const Tensor* ImportedInThisCall(const RecycleScope* recycle, py::handle obj) {
   const std::string module = py::str(py::getattr(type, "__module__", py::str("?")));
   const std::string name = py::str(py::getattr(type, "__qualname__", py::str("?")));
   throw Error(ErrorKind::kValue, StrCat("expected a tensor its producer can export through "
-                                        "DLPack; ", module, ".", name, " refused: ", message));
+                                        "DLPack; ",
+                                        module, ".", name, " refused: ", message));
 }
 
 // The table's non-owning view (no allocation on the producer's side) when it has one: the
@@ -268,8 +269,8 @@ bool ImportBuffer(py::handle obj, Tensor* out, CallOrigin& o) {
   dl.shape = shape.data();
   dl.strides = strides.data();
   // A read-only array is not found again: its flag must be raised for every argument it is.
-  absl::StatusOr<Tensor> t = FromDLTensor(dl, owner.get(), &ReleaseBuffer, recycle,
-                                          readonly ? nullptr : obj.ptr());
+  absl::StatusOr<Tensor> t =
+      FromDLTensor(dl, owner.get(), &ReleaseBuffer, recycle, readonly ? nullptr : obj.ptr());
   if (!t.ok()) {
     PyBuffer_Release(&v);
     CheckStatus(t.status());
@@ -341,10 +342,48 @@ bool HasFastImport(py::handle obj) {
 
 const DLPackExchangeAPI* ExchangeApiOfType(PyTypeObject* type) { return ExchangeApiOf(type); }
 
+// torch's lazily negated views share memory with their base and only flag the negation; DLPack
+// has no such flag, so an import would read the values un-negated. Refused, naming the fix.
+// Asking the tensor (is_neg) costs more than the rest of the import, so it is asked only where
+// a negated view can be: torch's public API makes one only as `.imag` of a conjugated complex
+// tensor (and views of that), whose elements all sit at odd positions of the complex storage's
+// real view, so its data pointer is an odd multiple of the element size. Aligned tensors, the
+// usual case, cost nothing; torch's private `_neg_view()` of aligned memory is not detected.
+void RefuseLazyNegation(py::handle obj, const Tensor& imported) {
+  const uintptr_t item = ItemSize(imported.dtype());
+  const uintptr_t address = reinterpret_cast<uintptr_t>(imported.data_ptr());
+  if (imported.numel() == 0 || item == 0 || address % (2 * item) != item) return;
+  struct Cache {
+    PyObject* type = nullptr;    // strong reference, so the address is never reused under us
+    PyObject* is_neg = nullptr;  // the type's is_neg, or null when it has none
+  };
+  static thread_local Cache cache;
+  PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()));
+  if (type != cache.type) {
+    Py_XDECREF(cache.type);
+    Py_XDECREF(cache.is_neg);
+    Py_INCREF(type);
+    cache.type = type;
+    cache.is_neg = PyObject_GetAttrString(type, "is_neg");
+    if (cache.is_neg == nullptr) PyErr_Clear();
+  }
+  if (cache.is_neg == nullptr) return;  // NumPy, JAX, ...: no negated views
+  PyObject* r = PyObject_CallOneArg(cache.is_neg, obj.ptr());
+  if (r == nullptr) throw py::error_already_set();
+  const bool negated = r == Py_True;
+  Py_DECREF(r);
+  if (negated) {
+    throw Error(ErrorKind::kValue,
+                "the tensor is a lazily negated view (torch's negative bit is set, as for "
+                "z.conj().imag), which DLPack cannot carry; pass t.resolve_neg()");
+  }
+}
+
 bool TryImportThroughExchangeApi(py::handle obj, Tensor* out, CallOrigin* origin) {
   const DLPackExchangeAPI* api = ExchangeApiOf(Py_TYPE(obj.ptr()));
   if (api == nullptr) return false;
   *out = ImportThroughApi(obj, api, origin != nullptr ? *origin : ThisCallOrigin());
+  RefuseLazyNegation(obj, *out);
   return true;
 }
 
@@ -356,6 +395,7 @@ Tensor ImportForeignTensor(py::handle obj) {
   const bool ndarray = type == NdarrayType();
   if (ndarray && ImportBuffer(obj, &t, o)) return t;
   t = ImportThroughDLPack(obj);
+  if (!ndarray && !PyCapsule_CheckExact(obj.ptr())) RefuseLazyNegation(obj, t);
   if (ndarray) {
     o.numpy = true;
   } else if (o.dlpack_type == nullptr && !PyCapsule_CheckExact(obj.ptr())) {
@@ -381,7 +421,8 @@ py::object WrapResultTensor(Tensor t) {
       py::object from_dlpack = FrameworkFromDLPack(o.dlpack_type);
       if (!from_dlpack.is_none()) return from_dlpack(WrapTensor(std::move(t)));
     }
-    if (o.numpy && t.is_cpu() && IsNumpyDType(t.dtype())) return NumpyView(WrapTensor(std::move(t)));
+    if (o.numpy && t.is_cpu() && IsNumpyDType(t.dtype()))
+      return NumpyView(WrapTensor(std::move(t)));
   }
   return WrapTensor(std::move(t));
 }
@@ -418,8 +459,7 @@ void InitFrameworkTensors(py::module_& m) {
       "How many tensor objects this thread keeps for the framework tensor arguments of its next "
       "calls (for tests).");
   m.def(
-      "_has_fast_import",
-      [](py::handle obj) { return HasFastImport(obj); }, py::arg("obj"),
+      "_has_fast_import", [](py::handle obj) { return HasFastImport(obj); }, py::arg("obj"),
       "True when `obj` converts without a Python-level call: a torch tensor (C exchange API) "
       "or a NumPy array (buffer protocol).");
 }

@@ -293,3 +293,21 @@ def test_fast_import_is_used_for_torch_and_numpy():
     assert opreg._C._has_fast_import(torch.nn.Parameter(torch.ones(1))) == HAS_EXCHANGE_API
     assert opreg._C._has_fast_import(np.ones(1))
     assert not opreg._C._has_fast_import([1.0])
+
+
+def test_torch_negated_views_are_refused_not_read_unnegated():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    z = torch.tensor([[1 + 2j, 3 - 4j], [5 + 6j, 7 - 8j]])
+    for view in (z.conj().imag, z.conj().imag.t(), z.conj().imag[1:], z[0, :1].conj().imag):
+        assert view.is_neg()
+        with pytest.raises(ValueError, match=r"\[opreg::add\] argument 'self' \(#0\): the tensor "
+                                             r"is a lazily negated view .* pass t.resolve_neg\(\)"):
+            opreg.ops.opreg.add(view, torch.zeros_like(view))
+        resolved = view.resolve_neg()
+        torch.testing.assert_close(opreg.ops.opreg.add(resolved, torch.zeros_like(view)),
+                                   resolved)  # the negated values, as torch reads them
+    with pytest.raises(ValueError, match="lazily negated view"):
+        opreg.from_dlpack(z.conj().imag)
+    # A plain tensor at an odd element offset is asked, and passes.
+    x = torch.arange(6.0)
+    torch.testing.assert_close(opreg.ops.opreg.add(x[1:], x[1:]), 2 * x[1:])
