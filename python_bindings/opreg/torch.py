@@ -338,10 +338,29 @@ def _make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]
             out.append(torch.empty(shape, dtype=_torch_dtype(r.dtype), device=device))
         return out[0] if single else tuple(out)
 
+    def check_one_device(args: Sequence[Any], kwargs: Dict[str, Any]) -> None:
+        """The opreg dispatcher's rule, which the meta tensors below no longer show: every
+        tensor argument on one device type (torch's Meta key is chosen for a meta tensor even
+        when another argument is a CPU tensor, which torch's own ops refuse)."""
+        names = [a.name for a in schema.arguments]
+        seen: List[Tuple[str, torch.device]] = []
+        values = list(zip(names, args)) + list(kwargs.items())
+        for name, v in values:
+            items = v if isinstance(v, (list, tuple)) else [v]
+            for e in items:
+                if isinstance(e, torch.Tensor):
+                    seen.append((name, e.device))
+        for name, device in seen[1:]:
+            if device.type != seen[0][1].type:
+                raise RuntimeError(
+                    f"[{opreg_op.name}] expected every tensor on one device: argument "
+                    f"'{seen[0][0]}' is on {seen[0][1]}, argument '{name}' on {device}")
+
     def fake(*args: Any, **kwargs: Any) -> Any:
         given = _torch_fakes.get(qualified)
         if given is not None:
             return given(*args, **kwargs)
+        check_one_device(args, kwargs)
         if not needs_shapes:
             check_only(args, kwargs)
             return None

@@ -827,3 +827,14 @@ def test_cpp_bridge_reuses_argument_objects_but_never_a_kept_one():
         torch.ops.opreg.rms_norm(torch.randn(4, 16), w, 1e-6)
     torch.testing.assert_close(r, expect)
     torch.testing.assert_close(r, x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w)
+
+
+@needs_ops
+def test_meta_and_cpu_tensors_together_are_refused_through_torch_ops():
+    # torch picks the Meta kernel when any argument is a meta tensor; opreg's rule (one device
+    # type per call) holds there too, as torch's own ops refuse the mix.
+    m, c = torch.empty(3, device="meta"), torch.ones(3)
+    with pytest.raises(RuntimeError, match=r"\[opreg::add\] expected every tensor on one device: "
+                                           r"argument 'self' is on meta, argument 'other' on cpu"):
+        torch.ops.opreg.add(m, c)
+    assert torch.ops.opreg.add(m, m).device.type == "meta"
