@@ -10,8 +10,8 @@
 #include "opreg/core/logging.h"
 #include "opreg/core/string_util.h"
 #include "opreg/core/string_view.h"
-#include "opreg/dispatch/run_meta_function.h"
 #include "opreg/dispatch/out_resolution.h"
+#include "opreg/dispatch/run_meta_function.h"
 
 namespace opreg {
 namespace {
@@ -185,6 +185,9 @@ absl::StatusOr<RegistrationHandle> Dispatcher::DefineUnnotified(FunctionSchema s
   const auto& args = def->schema.arguments();
   for (size_t i = 0; i < args.size(); ++i) {
     if (IsTensorLike(*args[i].type())) def->tensor_arguments.push_back(static_cast<uint16_t>(i));
+    if (args[i].is_write() && args[i].type()->kind() == TypeKind::kTensor) {
+      def->written_tensor_arguments.push_back(static_cast<uint16_t>(i));
+    }
     if (StripOptional(args[i].type())->kind() == TypeKind::kDevice) {
       def->device_arguments.push_back(static_cast<uint16_t>(i));
     }
@@ -468,8 +471,7 @@ bool Dispatcher::IsClassRegistered(const std::string& qualified_name) const {
 
 absl::StatusOr<RegistrationHandle> Dispatcher::LinkOutVariant(
     const OperatorName& functional, const OperatorName& out_op,
-    const std::vector<std::string>& out_arguments, SourceLocation where,
-    bool meta_only_arguments) {
+    const std::vector<std::string>& out_arguments, SourceLocation where, bool meta_only_arguments) {
   std::lock_guard<std::mutex> lock(mu_);
   OperatorEntry* f = FindEntryLocked(functional);
   OperatorEntry* o = FindEntryLocked(out_op);

@@ -238,6 +238,41 @@ void OperatorHandle::ThrowMixedDevices(const Stack& args) const {
               first_device.str(), " and ", second);
 }
 
+namespace {
+
+// Whether two dense (contiguous) tensors' bytes intersect without being the very same bytes.
+// Tensors that are not contiguous are not compared (as torch's overlap check answers "too hard"
+// for them): their byte ranges can interleave without sharing an element.
+bool PartiallyOverlap(const Tensor& a, const Tensor& b) {
+  if (!a.defined() || !b.defined() || a.numel() == 0 || b.numel() == 0) return false;
+  if (!a.is_contiguous() || !b.is_contiguous() || a.device() != b.device()) return false;
+  const auto* pa = static_cast<const char*>(a.data_ptr());
+  const auto* pb = static_cast<const char*>(b.data_ptr());
+  if (pa == nullptr || pb == nullptr || a.is_meta()) return false;  // meta tensors hold no memory
+  const size_t na = a.nbytes(), nb = b.nbytes();
+  if (pa == pb && na == nb) return false;  // the same memory: an in-place use, allowed
+  return pa < pb + nb && pb < pa + na;
+}
+
+}  // namespace
+
+void OperatorHandle::CheckWrittenArguments(const OpDefinition& def, const Stack& stack) const {
+  for (uint16_t w : def.written_tensor_arguments) {
+    if (w >= stack.size() || !stack[w].isTensor()) continue;
+    const Tensor& written = stack[w].toTensor();
+    for (uint16_t i : def.tensor_arguments) {
+      if (i == w || i >= stack.size() || !stack[i].isTensor()) continue;
+      if (!PartiallyOverlap(written, stack[i].toTensor())) continue;
+      const auto& args = def.schema.arguments();
+      OPREG_THROW(kValue, "[", entry_->name().str(), "] argument '", args[w].name(), "' (#", w,
+                  ") partially overlaps argument '", args[i].name(), "' (#", i,
+                  "): some of the elements written share memory with the other argument's, so "
+                  "the result would depend on the order of the kernel's writes; clone() one of "
+                  "them");
+    }
+  }
+}
+
 // Small enough to inline into both boxed calls; the error is formatted out of line.
 inline void OperatorHandle::RunKernel(DispatchKey key, const FunctionSchema& schema,
                                       Stack* stack) const {
@@ -275,8 +310,7 @@ void OperatorHandle::CallBoxedInPlace(Stack* stack) const {
     const Type& type = *args[i].type();
     // The common exact matches inline; everything else (coercions, containers, errors) in
     // CheckAndCoerce.
-    if (OPREG_LIKELY(type.kind() == TypeKind::kTensor && v.isTensor() &&
-                     v.toTensor().defined())) {
+    if (OPREG_LIKELY(type.kind() == TypeKind::kTensor && v.isTensor() && v.toTensor().defined())) {
       continue;
     }
     if (!CheckAndCoerce(args[i], type, &v)) {
@@ -296,6 +330,7 @@ void OperatorHandle::CallBoxedInPlace(Stack* stack) const {
       return;
     }
   }
+  if (OPREG_UNLIKELY(!def.written_tensor_arguments.empty())) CheckWrittenArguments(def, *stack);
   RunKernel(ComputeDispatchKey(*stack, 0), schema, stack);
 }
 
@@ -304,6 +339,7 @@ void OperatorHandle::CallBoxedPrepared(Stack* stack, DeviceType device) const {
   if (OPREG_UNLIKELY(detail::AnyCallInterceptor())) return CallBoxedInPlace(stack);
   const OpDefinition* def = entry_->definition();
   if (OPREG_UNLIKELY(def == nullptr)) def = &definition();  // throws, naming the op
+  if (OPREG_UNLIKELY(!def->written_tensor_arguments.empty())) CheckWrittenArguments(*def, *stack);
   RunKernel(DispatchKeyFor(device), def->schema, stack);
 }
 

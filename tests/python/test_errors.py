@@ -111,3 +111,15 @@ def test_bad_shapes_say_which_size():
     with pytest.raises(TypeError, match="shape: expected an int or a sequence of ints"):
         opreg.ones("abc")
     assert opreg.empty(np.int64(3)).shape == (3,)
+
+
+def test_written_argument_partially_overlapping_an_input_is_refused():
+    buf = np.arange(40, dtype=np.float32)
+    x = buf[:16].reshape(2, 8)
+    out = buf[4:20].reshape(2, 8)  # shares 12 elements with x, shifted
+    w = np.ones(8, np.float32)
+    with pytest.raises(ValueError, match=r"\[opreg::rms_norm.out\] argument 'out' \(#3\) "
+                                         r"partially overlaps argument 'input' \(#0\)"):
+        opreg.ops.opreg.rms_norm.out(x, w, 1e-6, out=out)
+    # Disjoint views of one buffer are fine.
+    opreg.ops.opreg.rms_norm.out(buf[:16].reshape(2, 8), w, 1e-6, out=buf[16:32].reshape(2, 8))

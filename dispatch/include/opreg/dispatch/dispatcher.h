@@ -19,8 +19,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -128,6 +128,9 @@ class OperatorHandle {
   // Throws kValue naming the arguments on different devices; `devices` lists, per dispatch
   // argument, its position and device.
   [[noreturn]] void ThrowMixedDevices(const Stack& boxed_arguments) const;
+  // Throws kValue naming both arguments when a written Tensor(a!) argument partially overlaps
+  // another tensor argument (both contiguous; the very same memory is allowed).
+  void CheckWrittenArguments(const OpDefinition& def, const Stack& stack) const;
   // Runs the kernel for `key` on a checked stack and checks the number of returns. Inline,
   // defined in operator_handle.cc (its only callers' file).
   inline void RunKernel(DispatchKey key, const FunctionSchema& schema, Stack* stack) const;
@@ -283,8 +286,7 @@ class Dispatcher {
   void SetOutVariantLocked(OperatorEntry& functional, std::optional<OutVariantInfo> info);
   absl::Status CheckKernelFitsLocked(const OperatorEntry& entry, const KernelRegistration& k) const;
   void UndefineLocked(OperatorEntry& entry);
-  absl::StatusOr<RegistrationHandle> DefineUnnotified(FunctionSchema schema,
-                                                      DefineOptions options);
+  absl::StatusOr<RegistrationHandle> DefineUnnotified(FunctionSchema schema, DefineOptions options);
 
   mutable std::mutex mu_;
   // The name -> entry map is copied on write and published atomically; old maps are retired.

@@ -37,6 +37,9 @@ struct OpDefinition {
   std::vector<uint16_t> tensor_arguments;
   // Indices of Device / Device? arguments (the key of calls without tensors).
   std::vector<uint16_t> device_arguments;
+  // Indices of the Tensor arguments the op writes (`Tensor(a!)`), checked against partial
+  // overlap with the other tensor arguments before each call.
+  std::vector<uint16_t> written_tensor_arguments;
 };
 
 struct KernelRegistration {
