@@ -26,6 +26,17 @@ constexpr bool is_reduced_floating_point_v = is_reduced_floating_point<T>::value
 
 }  // namespace opreg
 
+// The names torch's header gives them (this header is included only by the torch-facing
+// headers of opreg::torch_compat and opreg::torch_stable, whose c10 names alias opreg's).
+namespace c10 {
+using ::opreg::is_reduced_floating_point;
+using ::opreg::is_reduced_floating_point_v;
+}  // namespace c10
+namespace torch::headeronly {
+using ::opreg::is_reduced_floating_point;
+using ::opreg::is_reduced_floating_point_v;
+}  // namespace torch::headeronly
+
 // NOLINTBEGIN(cert-dcl58-cpp): torch adds these to std; code calls them as std::exp(h).
 namespace std {
 
