@@ -36,6 +36,16 @@ std::optional<sm::Millis> TimeoutArg(const std::optional<double>& seconds, const
   return sm::Millis(static_cast<int64_t>(std::llround(ms)));
 }
 
+// ParseDTypeArg with the function named in its error (a bare "unknown dtype" does not say
+// which call it came from).
+DType DTypeArgOf(py::handle dtype, const char* what) {
+  try {
+    return ParseDTypeArg(dtype);
+  } catch (const Error& e) {
+    throw Error(e.kind(), StrCat(what, ": argument 'dtype': ", e.message()));
+  }
+}
+
 // The rendezvous handle: the allocation holding a tensor, plus that tensor's layout (relative
 // to this rank's buffer) so that `buffer(rank)` can present a peer's copy the same way.
 struct PyHandle {
@@ -166,7 +176,7 @@ void InitSymmMem(py::module_& parent) {
       "empty",
       [](py::object shape, py::object dtype, const std::string& group_name) {
         std::vector<int64_t> sizes = ShapeArg(shape);
-        DType d = ParseDTypeArg(dtype);
+        DType d = DTypeArgOf(dtype, "symm_mem.empty");
         Tensor t;
         {
           py::gil_scoped_release nogil;
@@ -231,7 +241,7 @@ void InitSymmMem(py::module_& parent) {
              int64_t storage_offset) {
             h.CheckRank(rank, "get_buffer");
             std::vector<int64_t> sizes = ShapeArg(shape);
-            DType d = ParseDTypeArg(dtype);
+            DType d = DTypeArgOf(dtype, "symm_mem handle.get_buffer");
             // Every product and sum below is checked: a huge shape or offset must be a clear
             // error, never a wrapped-around bound that lets the view reach the signal pads or
             // past the mapping.

@@ -258,6 +258,11 @@ def test_w1_group_empty_rendezvous_barrier(w1_group: str) -> None:
             h.get_buffer(0, (1,), "float32", offset)
     with pytest.raises(ValueError, match="overflows 64 bits"):
         h.get_buffer(0, (2**32, 2**32, 4), "float32")
+    with pytest.raises(ValueError, match="symm_mem handle.get_buffer: argument 'dtype': unknown "
+                                         "dtype 'complex64'"):
+        h.get_buffer(0, (2,), "complex64")
+    with pytest.raises(ValueError, match="symm_mem.empty: argument 'dtype': unknown dtype"):
+        sm.empty((2,), "complex64", w1_group)
     with pytest.raises(IndexError, match="rank 1 is not in"):
         h.buffer(1)
     with pytest.raises(IndexError):
