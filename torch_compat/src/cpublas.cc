@@ -10,36 +10,19 @@
 namespace at::native::cpublas {
 namespace {
 
-template <typename In, typename Acc>
+// A and B may differ in type only in signedness (u8 x s8); the VNNI group follows B's width.
+template <typename InA, typename InB, typename Acc>
 void BrgemmImpl(int64_t M, int64_t N, int64_t K, int64_t ld_a, int64_t ld_b, int64_t ld_c,
-                bool add_C, const In* A, const In* B, Acc* C, bool is_vnni, const char* types) {
-  const int64_t v = !is_vnni ? 1 : (sizeof(In) == 2 ? 2 : (sizeof(In) == 1 ? 4 : 1));
+                bool add_C, const InA* A, const InB* B, Acc* C, bool is_vnni, const char* types) {
+  const int64_t v = !is_vnni ? 1 : (sizeof(InB) == 2 ? 2 : (sizeof(InB) == 1 ? 4 : 1));
   TORCH_CHECK(K % v == 0, "brgemm (", types, "): K = ", K, " must be a multiple of the VNNI group ",
               v);
   for (int64_t m = 0; m < M; ++m) {
     for (int64_t n = 0; n < N; ++n) {
       Acc acc = add_C ? C[m * ld_c + n] : Acc(0);
       for (int64_t k = 0; k < K; ++k) {
-        const In b = B[(k / v) * ld_b * v + n * v + k % v];
+        const InB b = B[(k / v) * ld_b * v + n * v + k % v];
         acc += static_cast<Acc>(A[m * ld_a + k]) * static_cast<Acc>(b);
-      }
-      C[m * ld_c + n] = acc;
-    }
-  }
-}
-
-// Mixed 8-bit signedness (u8 x s8).
-void BrgemmMixed(int64_t M, int64_t N, int64_t K, int64_t ld_a, int64_t ld_b, int64_t ld_c,
-                 bool add_C, const unsigned char* A, const signed char* B, int32_t* C,
-                 bool is_vnni) {
-  const int64_t v = is_vnni ? 4 : 1;
-  TORCH_CHECK(K % v == 0, "brgemm (u8 x s8): K = ", K, " must be a multiple of the VNNI group ", v);
-  for (int64_t m = 0; m < M; ++m) {
-    for (int64_t n = 0; n < N; ++n) {
-      int32_t acc = add_C ? C[m * ld_c + n] : 0;
-      for (int64_t k = 0; k < K; ++k) {
-        acc += static_cast<int32_t>(A[m * ld_a + k]) *
-               static_cast<int32_t>(B[(k / v) * ld_b * v + n * v + k % v]);
       }
       C[m * ld_c + n] = acc;
     }
@@ -122,7 +105,7 @@ void brgemm(int64_t M, int64_t N, int64_t K, int64_t ld_a, int64_t ld_b, int64_t
 }
 void brgemm(int64_t M, int64_t N, int64_t K, int64_t ld_a, int64_t ld_b, int64_t ld_c, bool add_C,
             const unsigned char* A, const signed char* B, int32_t* C, bool is_vnni) {
-  BrgemmMixed(M, N, K, ld_a, ld_b, ld_c, add_C, A, B, C, is_vnni);
+  BrgemmImpl(M, N, K, ld_a, ld_b, ld_c, add_C, A, B, C, is_vnni, "u8 x s8 -> s32");
 }
 void brgemm(int64_t M, int64_t N, int64_t K, int64_t ld_a, int64_t ld_b, int64_t ld_c, bool add_C,
             const signed char* A, const signed char* B, int32_t* C, bool is_vnni) {

@@ -7,7 +7,9 @@
 //
 // Protocol. Each rank listens on a Unix SOCK_SEQPACKET socket: a path in the store's private
 // directory (Store::PrivateSocketDirectory, a FileStore directory of mode 0700) when it has one,
-// else an abstract name with a random 64-bit token (the MPI store). Once it listens, the rank
+// else in a 0700 directory it makes under $TMPDIR or /tmp (the MPI store); an abstract name with
+// a random 64-bit token only with OPREG_SYMM_MEM_ABSTRACT_SOCKETS=1. Sending never blocks in
+// connect() and the rank accepts while it sends, all within `timeout`. Once it listens, the rank
 // publishes "pid uid address" under `key_prefix`/peer/<rank>. Then, for every peer, it connects
 // to the published address, checks the socket owner's credentials (SO_PEERCRED) against the pid
 // and uid the peer published, and only then sends its rank number and its fd (SCM_RIGHTS). It
@@ -20,8 +22,8 @@
 // Errors: opreg::Error (kRuntime) on socket failures, a peer of another uid, a published socket
 // owned by another process than the one that published it ("refusing to send this rank's fd:
 // the socket of rank 1 (...) belongs to pid P uid U, but rank 1 published pid Q uid V"), or
-// when a peer's fd does not arrive within `timeout` (naming the missing ranks and the refused
-// connections).
+// when the exchange does not complete within `timeout` (naming the ranks whose fd did not
+// arrive, those that could not be reached, and the refused connections).
 //
 // Ownership: the caller keeps `fd` (it is duplicated into the peers by the kernel). The result
 // holds, at index r != rank, a new fd owned by the caller (close it after use); at index

@@ -43,7 +43,7 @@ class Store {
   virtual void Delete(std::string_view key) = 0;
   // A directory that only this process's user can enter, where the fd exchange may put its
   // sockets (so no other user can reach them), or "" when the store has none (the exchange then
-  // uses abstract socket names and relies on its credential checks alone).
+  // makes a private directory of its own).
   virtual std::string PrivateSocketDirectory() const { return ""; }
   // Waits until every key exists.
   void Wait(const std::vector<std::string>& keys, Millis timeout);
