@@ -9,9 +9,11 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <string>
 
 #include "input_file.h"
 #include "nlohmann/json.hpp"
+#include "opreg/core/string_util.h"
 #include "opreg/planner/exact_placement.h"
 
 namespace opreg::cli {
@@ -21,12 +23,14 @@ constexpr char kUsage[] =
     "usage: opreg plan [--alignment N] [--budget-ms N [--capacity BYTES]] [--json] [--offsets]\n"
     "                  TRACE.json\n"
     "Places the trace's buffers in one arena (greedy by size / lifetime / area + online best\n"
-    "fit, best kept) and prints: no-reuse total (naive), the CUDA caching-allocator model's\n"
-    "reserved peak, exact-size reuse with the no-peak-increase rule, the arena, the lower bound\n"
-    "(max live bytes), arena/LB, plan time and the winning strategy.\n"
+    "fit, best kept; a greedy member still running after 1 s is dropped) and prints: no-reuse\n"
+    "total (naive), the CUDA caching-allocator model's reserved peak, exact-size reuse with the\n"
+    "no-peak-increase rule, the arena, the lower bound (max live bytes), arena/LB, plan time\n"
+    "and the winning strategy.\n"
     "  --alignment N  offset alignment in bytes (default: the file's, else 64)\n"
-    "  --budget-ms N  then search for the smallest arena (exact mode) for up to N ms; prints\n"
-    "                 the exact arena, whether it is proven optimal, and the search time\n"
+    "  --budget-ms N  then place again with the exact search, all of it within N ms (the\n"
+    "                 greedy members at most N/2); prints the exact arena, whether it is\n"
+    "                 proven optimal, and the search time\n"
     "  --capacity B   with --budget-ms: instead, search for a placement within B bytes and\n"
     "                 say whether one was found, shown impossible, or not found in time\n"
     "  --json         print one JSON object instead of the table row\n"
@@ -34,6 +38,16 @@ constexpr char kUsage[] =
     "Trace format: {\"alignment\": 64, \"buffers\": [{\"size\": 1024, \"first\": 0, \"last\": 3}, "
     "...]}"
     " (docs/trace_format.md)\n";
+
+// What the exact mode showed, for the table.
+std::string ExactVerdict(const Placement& p) {
+  if (!p.optimal_by.empty()) return "proven optimal by " + p.optimal_by;
+  if (p.search == "too large") {
+    return StrCat("not searched (over ", kExactSearchMaxBuffers,
+                  " buffers or too many time overlaps), not proven optimal");
+  }
+  return "not proven optimal (stopped at the budget)";
+}
 
 // `--capacity`: the decision search alone. Exit 0 when a placement was found, 3 when none fits
 // (proven) or none was found in time.
@@ -183,6 +197,7 @@ int RunPlanCommand(const std::vector<std::string>& args) {
                                   {"arena_over_lb", ratio},
                                   {"plan_ms", s.plan_ms},
                                   {"strategy", s.strategy},
+                                  {"members_stopped", s.placement.members_stopped},
                                   {"verified", s.verified}};
     if (exact) {
       out["exact"] = {{"arena_bytes", exact->arena_bytes},
@@ -210,15 +225,19 @@ int RunPlanCommand(const std::vector<std::string>& args) {
                   static_cast<long long>(s.caching.reserved_peak),
                   static_cast<long long>(s.reuse.peak_bytes), static_cast<long long>(s.arena_bytes),
                   static_cast<long long>(s.lb_bytes), ratio, s.plan_ms);
-    std::cout << line << s.strategy << "\n";
+    std::cout << line << s.strategy;
+    if (s.placement.members_stopped > 0) {
+      std::cout << " (" << s.placement.members_stopped << " greedy member(s) stopped at the 1 s "
+                << "limit)";
+    }
+    std::cout << "\n";
     if (exact) {
       std::snprintf(line, sizeof line,
                     "exact (budget %.0f ms): arena %lld, arena/LB %.3f, %s, search %.1f ms, "
                     "%lld nodes, strategy %s\n",
                     budget_ms, static_cast<long long>(exact->arena_bytes),
                     s.lb_bytes > 0 ? static_cast<double>(exact->arena_bytes) / s.lb_bytes : 1.0,
-                    exact->optimal_by.empty() ? "not proven optimal (stopped at the budget)"
-                                              : ("proven optimal by " + exact->optimal_by).c_str(),
+                    ExactVerdict(*exact).c_str(),
                     exact->search_ms, static_cast<long long>(exact->search_nodes),
                     exact->strategy.c_str());
       std::cout << line;

@@ -3,7 +3,10 @@
 #include "opreg/planner/memory_placement.h"
 
 #include <algorithm>
+#include <chrono>
+#include <iterator>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <set>
 #include <string_view>
@@ -133,15 +136,23 @@ ConflictGraph BuildConflictGraph(const std::vector<Item>& items,
 // adjacency); the greedy then scans every placed buffer instead.
 constexpr int64_t kMaxConflictPairs = 8'000'000;
 
+using Clock = std::chrono::steady_clock;
+
 // Greedy best-gap in `order`. Either `graph` (neighbour lists) or a full scan of the placed list.
+// Returns the arena, or -1 when `deadline` passed first (the offsets are then partial).
 int64_t GreedyPlace(const std::vector<Item>& items, const std::vector<int32_t>& order,
-                    const ConflictGraph* graph, std::vector<int64_t>* offsets) {
+                    const ConflictGraph* graph, Clock::time_point deadline,
+                    std::vector<int64_t>* offsets) {
   offsets->assign(items.size(), 0);
   std::vector<char> placed(items.size(), 0);
   std::vector<std::pair<int64_t, int64_t>> occupied;
   std::vector<int32_t> placed_list;
   int64_t arena = 0;
+  size_t done = 0;
   for (int32_t i : order) {
+    // A buffer costs O(its overlaps); a clock read every 16 keeps a dense trace from running
+    // past the deadline by more than a few milliseconds.
+    if ((++done & 15) == 0 && Clock::now() > deadline) return -1;
     const Item& it = items[i];
     occupied.clear();
     if (graph != nullptr) {
@@ -166,30 +177,54 @@ int64_t GreedyPlace(const std::vector<Item>& items, const std::vector<int32_t>& 
 }
 
 // ORT-style online best fit: steps in order, frees before allocations, allocations in input order.
+// The alive buffers never overlap in space (each was placed clear of those alive with it), so
+// the free space below the top alive buffer is a set of gaps between neighbours, kept ordered by
+// (size, offset): a best fit (smallest gap that fits, lowest offset among equals) is one
+// lower_bound, and a free merges its neighbours' gaps. O(n log n) at any trace density, so this
+// member always runs to the end, whatever the deadline.
 int64_t OnlinePlace(const std::vector<Item>& items, const std::vector<int32_t>& by_first,
                     std::vector<int64_t>* offsets) {
   offsets->assign(items.size(), 0);
-  // Alive buffers as (offset, index), ordered by offset.
-  std::set<std::pair<int64_t, int32_t>> alive;
-  // Death order: by last step.
+  std::map<int64_t, int64_t> alive;              // offset -> end
+  std::set<std::pair<int64_t, int64_t>> gaps;    // (size, offset), size > 0
+  auto add_gap = [&](int64_t from, int64_t to) {
+    if (to > from) gaps.emplace(to - from, from);
+  };
+  auto remove_gap = [&](int64_t from, int64_t to) {
+    if (to > from) gaps.erase({to - from, from});
+  };
   std::vector<int32_t> by_last(by_first);
   std::sort(by_last.begin(), by_last.end(), [&](int32_t a, int32_t b) {
     return items[a].last != items[b].last ? items[a].last < items[b].last : a < b;
   });
   size_t next_death = 0;
-  std::vector<std::pair<int64_t, int64_t>> occupied;
   int64_t arena = 0;
   for (int32_t i : by_first) {
     const Item& it = items[i];
     while (next_death < by_last.size() && items[by_last[next_death]].last < it.first) {
       const int32_t d = by_last[next_death++];
-      alive.erase({(*offsets)[d], d});
+      const auto pos = alive.find((*offsets)[d]);
+      const int64_t below = pos == alive.begin() ? 0 : std::prev(pos)->second;
+      const auto next = std::next(pos);
+      remove_gap(below, pos->first);
+      if (next != alive.end()) {
+        remove_gap(pos->second, next->first);
+        add_gap(below, next->first);
+      }  // else the top alive buffer died: the space above `below` is the top again
+      alive.erase(pos);
     }
-    occupied.clear();
-    for (const auto& [off, j] : alive) occupied.emplace_back(off, off + items[j].size);
-    const int64_t off = BestGap(occupied, it.size);  // already sorted: the sort is cheap
+    int64_t off;
+    const auto fit = gaps.lower_bound({it.size, std::numeric_limits<int64_t>::min()});
+    if (fit != gaps.end()) {
+      off = fit->second;
+      const int64_t gap_end = fit->second + fit->first;
+      gaps.erase(fit);
+      add_gap(off + it.size, gap_end);
+    } else {
+      off = alive.empty() ? 0 : alive.rbegin()->second;
+    }
     (*offsets)[i] = off;
-    alive.emplace(off, i);
+    alive.emplace(off, off + it.size);
     arena = std::max(arena, off + it.size);
   }
   return arena;
@@ -298,57 +333,82 @@ Placement PlaceBuffers(absl::Span<const BufferInterval> buffers, const Placement
     result.strategy = "size";
     return result;
   }
+  const Clock::time_point start = Clock::now();
+  // The greedy orders cost O(overlapping pairs), n^2 / 2 for a trace whose buffers all overlap,
+  // so they share a time limit; the online member (O(n log n)) always completes, so a placement
+  // exists however dense the trace. With an exact budget, the heuristics take at most half of it.
+  double heuristic_ms = std::max(options.heuristic_ms, 0.0);
+  if (options.budget_ms > 0) heuristic_ms = std::min(heuristic_ms, options.budget_ms / 2);
+  const Clock::time_point deadline =
+      start + std::chrono::microseconds(static_cast<int64_t>(std::min(heuristic_ms, 1e12) * 1e3));
+
   ConflictGraph graph;
   const bool use_graph = CountOverlaps(items, by_first, kMaxConflictPairs) <= kMaxConflictPairs;
   if (use_graph) graph = BuildConflictGraph(items, by_first);
 
+  // Members in the order they run (the cheap, always-complete ones first); `rank` breaks ties
+  // between equal arenas as documented (size, lifetime, area, online, two-level).
+  struct Member {
+    const char* name;
+    int rank;
+  };
+  std::vector<Member> members = {{"online", 3}};
+  // Chains (at most two buffers alive per step) also get the exact two-level placement.
+  if (use_graph && MaxLiveCount(items, by_first) <= 2) members.push_back({"two-level", 4});
+  members.insert(members.end(), {{"size", 0}, {"lifetime", 1}, {"area", 2}});
+
   auto length = [&](int32_t i) { return static_cast<int64_t>(items[i].last) - items[i].first + 1; };
-  auto sorted = [&](auto key_greater) {
+  auto greedy_order = [&](std::string_view name) {
     std::vector<int32_t> order(by_first);  // by_first: stable ties on (first, index)
-    std::stable_sort(order.begin(), order.end(), key_greater);
+    auto by = [&](auto key_greater) { std::stable_sort(order.begin(), order.end(), key_greater); };
+    if (name == "size") {
+      by([&](int32_t a, int32_t b) { return items[a].size > items[b].size; });
+    } else if (name == "lifetime") {
+      by([&](int32_t a, int32_t b) {
+        const int64_t la = length(a), lb = length(b);
+        return la != lb ? la > lb : items[a].size > items[b].size;
+      });
+    } else {  // area; size * length can overflow int64 only past 2^31 steps x 2^32 bytes
+      by([&](int32_t a, int32_t b) {
+        const __int128 aa = static_cast<__int128>(items[a].size) * length(a);
+        const __int128 ab = static_cast<__int128>(items[b].size) * length(b);
+        return aa != ab ? aa > ab : items[a].size > items[b].size;
+      });
+    }
     return order;
   };
-  struct Candidate {
-    const char* name;
-    std::vector<int32_t> order;  // empty: online
-  };
-  std::vector<Candidate> candidates;
-  candidates.push_back(
-      {"size", sorted([&](int32_t a, int32_t b) { return items[a].size > items[b].size; })});
-  candidates.push_back({"lifetime", sorted([&](int32_t a, int32_t b) {
-                          const int64_t la = length(a), lb = length(b);
-                          return la != lb ? la > lb : items[a].size > items[b].size;
-                        })});
-  candidates.push_back({"area", sorted([&](int32_t a, int32_t b) {
-                          // size * length can overflow int64 only past 2^31 steps x 2^32 bytes.
-                          const __int128 aa = static_cast<__int128>(items[a].size) * length(a);
-                          const __int128 ab = static_cast<__int128>(items[b].size) * length(b);
-                          return aa != ab ? aa > ab : items[a].size > items[b].size;
-                        })});
-  candidates.push_back({"online", {}});
-  // Chains (at most two buffers alive per step) also get the exact two-level placement.
-  const bool chain = use_graph && MaxLiveCount(items, by_first) <= 2;
-  if (chain) candidates.push_back({"two-level", {}});
 
   std::vector<int64_t> offsets;
   result.arena_bytes = std::numeric_limits<int64_t>::max();
-  for (const Candidate& c : candidates) {
+  int best_rank = 0;
+  for (const Member& m : members) {
+    const std::string_view name = m.name;
     int64_t arena;
-    if (!c.order.empty()) {
-      arena = GreedyPlace(items, c.order, use_graph ? &graph : nullptr, &offsets);
-    } else if (std::string_view(c.name) == "online") {
+    if (name == "online") {
       arena = OnlinePlace(items, by_first, &offsets);
-    } else {
+    } else if (name == "two-level") {
       arena = TwoLevelPlace(items, by_first, graph, LowerBoundBytes(buffers, alignment), &offsets);
+    } else if (heuristic_ms <= 0 || Clock::now() > deadline) {
+      arena = -1;
+    } else {
+      arena = GreedyPlace(items, greedy_order(name), use_graph ? &graph : nullptr, deadline,
+                          &offsets);
     }
-    if (arena < result.arena_bytes) {
+    if (arena < 0) {
+      ++result.members_stopped;
+      continue;
+    }
+    if (arena < result.arena_bytes || (arena == result.arena_bytes && m.rank < best_rank)) {
       result.arena_bytes = arena;
-      result.strategy = c.name;
+      result.strategy = m.name;
+      best_rank = m.rank;
       result.offsets.swap(offsets);
     }
   }
   if (options.budget_ms > 0) {
-    ImprovePlacementExactly(buffers, alignment, options.budget_ms, &result);
+    const double left_ms =
+        options.budget_ms - std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    ImprovePlacementExactly(buffers, alignment, std::max(left_ms, 0.0), &result);
   } else if (result.arena_bytes == LowerBoundBytes(buffers, alignment)) {
     result.optimal_by = "lower bound";
   }

@@ -9,6 +9,8 @@
 #include <string>
 
 #include "cli_test_util.h"
+#include "nlohmann/json.hpp"
+#include "opreg/core/string_util.h"
 #include "plan_command.h"
 
 namespace opreg::cli {
@@ -158,6 +160,28 @@ TEST_CASE("opreg plan reports malformed traces clearly", "[cli]") {
   std::string out, err;
   CHECK(Run({deep.path()}, &out, &err) == 2);
   CHECK_THAT(err, Catch::Contains("nesting too deep"));
+}
+
+TEST_CASE("opreg plan ends on a trace too dense for its greedy members", "[cli]") {
+  // 60,000 buffers alive together (1.8e9 overlapping pairs): the greedy orders alone would run
+  // for many minutes; the plan ends after their 1 s limit with the online member's arena,
+  // verified, and --budget-ms bounds the exact mode the same way.
+  std::string text = "{\"buffers\": [";
+  for (int i = 0; i < 60000; ++i) {
+    text += StrCat(i ? "," : "", "[", 1000 + (i * 7919) % 5000, ",", i, ",", 60000 + i, "]");
+  }
+  text += "]}";
+  TempFile f(text);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--json", f.path()},
+        std::vector<std::string>{"--json", "--budget-ms", "200", f.path()}}) {
+    std::string out, err;
+    REQUIRE(Run(args, &out, &err) == 0);
+    const auto j = nlohmann::json::parse(out);
+    CHECK(j["verified"] == true);
+    CHECK(j["arena_bytes"] == j["lb_bytes"]);  // all alive at one step: stacked exactly
+    CHECK(j.contains("members_stopped"));
+  }
 }
 
 TEST_CASE("opreg plan refuses a directory instead of reading it as empty", "[cli]") {

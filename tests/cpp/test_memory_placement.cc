@@ -206,6 +206,69 @@ TEST_CASE("Dense traces take the no-conflict-graph path and still verify", "[pla
   CHECK(p.arena_bytes >= LowerBoundBytes(b, 64));
 }
 
+// The online rule written the slow, obvious way: at each buffer's first step (in first-step
+// order), drop the dead, then scan the alive buffers by offset for the smallest gap that fits.
+std::vector<int64_t> OnlineByScan(const std::vector<BufferInterval>& b, int64_t alignment) {
+  std::vector<int32_t> order;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (b[i].size > 0) order.push_back(static_cast<int32_t>(i));
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t x, int32_t y) { return b[x].first < b[y].first; });
+  std::vector<int64_t> off(b.size(), 0);
+  std::vector<int32_t> alive;
+  for (int32_t i : order) {
+    alive.erase(std::remove_if(alive.begin(), alive.end(),
+                               [&](int32_t j) { return b[j].last < b[i].first; }),
+                alive.end());
+    std::sort(alive.begin(), alive.end(), [&](int32_t x, int32_t y) { return off[x] < off[y]; });
+    const int64_t size = AlignUp(b[i].size, alignment);
+    int64_t prev = 0, best = -1, best_gap = INT64_MAX;
+    for (int32_t j : alive) {
+      const int64_t gap = off[j] - prev;
+      if (gap >= size && gap < best_gap) {
+        best = prev;
+        best_gap = gap;
+      }
+      prev = off[j] + AlignUp(b[j].size, alignment);
+    }
+    off[i] = best >= 0 ? best : prev;
+    alive.push_back(i);
+  }
+  return off;
+}
+
+TEST_CASE("The online member is the best-fit rule, at any density", "[placement]") {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 40; ++round) {
+    const int n = 50 + round * 20;
+    const auto b = RandomTrace(rng, n, 30 + round * 5, round % 2 ? 8 : 200, 1 << 16);
+    PlacementOptions online_only;
+    online_only.alignment = 64;
+    online_only.heuristic_ms = 0;
+    const Placement p = PlaceBuffers(b, online_only);
+    INFO("round " << round);
+    CHECK(p.strategy == "online");
+    CHECK(p.members_stopped == 3);
+    CHECK(p.offsets == OnlineByScan(b, 64));
+    CHECK(VerifyPlacement(b, p, 64).ok());
+  }
+}
+
+TEST_CASE("A trace too dense for the greedy members still gets a verified arena", "[placement]") {
+  // 20,000 buffers alive together: 2e8 overlapping pairs, no conflict graph, minutes for the
+  // three greedy orders; with no time for them the online member alone answers.
+  std::vector<BufferInterval> b;
+  for (int i = 0; i < 20000; ++i) b.push_back({1000 + (i * 7919) % 5000, i, 20000 + i});
+  PlacementOptions options;
+  options.heuristic_ms = 0;
+  const Placement p = PlaceBuffers(b, options);
+  CHECK(p.strategy == "online");
+  CHECK(p.members_stopped == 3);
+  CHECK(VerifyPlacement(b, p, 64).ok());
+  CHECK(p.arena_bytes == LowerBoundBytes(b, 64));  // all alive at step 19999: stacked exactly
+}
+
 TEST_CASE("The winning strategy is one of the portfolio's members", "[placement]") {
   std::mt19937_64 rng(99);
   for (int iter = 0; iter < 50; ++iter) {

@@ -103,7 +103,7 @@ struct TraceSummary {
 };
 
 // Runs every function above on one trace (PlaceBuffers `timing_runs` >= 1 times, keeping the
-// fastest time). Throws opreg::Error (kValue) on invalid buffers like the rest.
+// fastest time; once when a run takes over 100 ms). Throws opreg::Error (kValue) on invalid buffers like the rest.
 TraceSummary SummarizeTrace(absl::Span<const BufferInterval> buffers, int64_t alignment = 64,
                             int timing_runs = 1);
 

@@ -48,8 +48,16 @@ struct PlacementOptions {
   // byte-exact packing (the Pisarchyk & Lee example).
   int64_t alignment = 64;
   // 0: the heuristic portfolio only (a few ms). > 0: then the exact search (exact_placement.h)
-  // for up to this many milliseconds, stopping early at a proven optimum.
+  // for up to this many milliseconds, stopping early at a proven optimum. The heuristics then
+  // take at most half of it, and the whole call about this long (plus the online member).
   double budget_ms = 0;
+  // Time limit of the greedy members ("size", "lifetime", "area"), whose cost grows with the
+  // number of time-overlapping pairs (n^2 / 2 when every buffer overlaps every other). A member
+  // still running at the limit is dropped (Placement::members_stopped counts them); "online"
+  // and "two-level" always run to the end (O(n log n)). 1 s by default: model traces of 10,000
+  // buffers finish all members in a few ms; 100,000 mutually overlapping buffers would take
+  // minutes. 0: the greedy members do not run.
+  double heuristic_ms = 1000;
 };
 
 struct Placement {
@@ -68,6 +76,7 @@ struct Placement {
   // (more than kExactSearchMaxBuffers buffers, or too many time overlaps: not searched).
   std::string search;
   int64_t search_nodes = 0;  // decision-search nodes visited
+  int members_stopped = 0;   // greedy members dropped at PlacementOptions::heuristic_ms
   double search_ms = 0;      // time spent in the exact search
 };
 
@@ -97,9 +106,10 @@ int64_t LowerBoundBytes(absl::Span<const BufferInterval> buffers, int64_t alignm
 //   "two-level" only for chains (at most two buffers of positive size alive at any step): the
 //               conflict graph is then a forest; one colour at offset 0, the other flush with the
 //               top of an LB-sized arena. Exact (arena == LB) where greedy orders can miss.
-// Zero-size buffers get offset 0 and occupy nothing. Cost: O(n log n + E log d) per member, E the
-// number of time-overlapping pairs (a conflict graph built once); above 8M pairs it switches to a
-// memory-lean O(n^2) scan. 10,000 buffers of a model-like trace take a few ms (bench_planner).
+// Zero-size buffers get offset 0 and occupy nothing. Cost: O(n log n) for "online" and
+// "two-level"; O(n log n + E log d) for each greedy member, E the number of time-overlapping
+// pairs (a conflict graph built once; above 8M pairs a memory-lean O(n^2) scan instead), cut off
+// at options.heuristic_ms. 10,000 buffers of a model-like trace take a few ms (bench_planner).
 // The result always passes VerifyPlacement, and arena_bytes <= the sum of the aligned sizes.
 // With options.budget_ms > 0 the exact search then tries to lower the arena (exact_placement.h);
 // `optimal_by` and `search` say what is proven.
