@@ -5,6 +5,7 @@
 // that need a second user run the setup as root and chown to uid 65534 (nobody); without root
 // they say they were skipped.
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -147,5 +148,23 @@ TEST_CASE("timeouts too large for the clock wait instead of expiring at once",
   sm::FileStore store(base + "/store");
   store.Set("k", "v");
   CHECK(store.Get("k", sm::Millis::max()) == "v");
+  std::filesystem::remove_all(base);
+}
+
+TEST_CASE("a counter lock held by a stuck process costs the lock timeout, not a hang",
+          "[symm_mem][security]") {
+  const std::string base = TempDir();
+  sm::FileStore store(base + "/store");
+  CHECK(store.Add("n", 1) == 1);
+  // Another open file description of the counter, locked and never released (as by a process
+  // that stopped inside Add): flock locks conflict between descriptions even in one process.
+  const int held = ::open(store.PathOf("n").c_str(), O_RDWR | O_CLOEXEC);
+  REQUIRE(held >= 0);
+  REQUIRE(::flock(held, LOCK_EX) == 0);
+  store.set_lock_timeout(sm::Millis(200));
+  RequireRefused([&] { store.Add("n", 1); }, "another process held the lock for 200 ms");
+  ::flock(held, LOCK_UN);
+  CHECK(store.Add("n", 1) == 2);  // the counter was not touched by the refused call
+  ::close(held);
   std::filesystem::remove_all(base);
 }

@@ -283,12 +283,23 @@ std::string FileStore::Get(std::string_view key, Millis timeout) {
 int64_t FileStore::Add(std::string_view key, int64_t delta) {
   const std::string path = PathOf(key);
   const int fd = OpenChecked(key, O_RDWR | O_CREAT);
-  while (::flock(fd, LOCK_EX) != 0) {
-    if (errno != EINTR) {
+  // Polled, not a blocking flock: a process that holds the lock and never lets go (only this
+  // user's can open the file) must cost a timeout, not a hang.
+  const auto deadline = DeadlineAfter(lock_timeout_);
+  std::chrono::microseconds delay(50);
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    if (error == EINTR) continue;
+    if (error != EWOULDBLOCK || Clock::now() >= deadline) {
       const std::string err = Errno();
       ::close(fd);
-      OPREG_THROW(kRuntime, "FileStore: cannot lock ", path, ": ", err);
+      OPREG_THROW(kRuntime, "FileStore: cannot lock counter ", path,
+                  error == EWOULDBLOCK
+                      ? StrCat(": another process held the lock for ", lock_timeout_.count(),
+                               " ms (timed out)")
+                      : StrCat(": ", err));
     }
+    Backoff(&delay);
   }
   int64_t v = 0;
   try {

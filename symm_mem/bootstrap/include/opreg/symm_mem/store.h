@@ -11,7 +11,8 @@
 // not a regular file of this user (a planted symlink, FIFO, device or another user's file).
 //
 // Thread safety: a FileStore may be used from several threads and processes at once (Set is an
-// atomic rename, Add holds an flock on the counter file).
+// atomic rename, Add holds an flock on the counter file, waiting for it at most its lock
+// timeout); set_lock_timeout is not synchronised with concurrent calls.
 #pragma once
 
 #include <chrono>
@@ -73,6 +74,9 @@ class FileStore : public Store {
   // dir() when it is owned by this user and closed to everyone else (mode 0700 or stricter).
   std::string PrivateSocketDirectory() const override;
   const std::string& dir() const { return dir_; }
+  // How long Add waits for the counter's lock (held for microseconds by a live rank) before it
+  // throws kRuntime saying another process holds it. 30 s by default.
+  void set_lock_timeout(Millis timeout) { lock_timeout_ = timeout; }
   // The path of the file holding `key`.
   std::string PathOf(std::string_view key) const;
   // The largest value a key may hold (a larger file is refused, not read).
@@ -87,6 +91,7 @@ class FileStore : public Store {
 
   std::string dir_;
   int dir_fd_ = -1;  // the directory, opened once (O_DIRECTORY | O_NOFOLLOW)
+  Millis lock_timeout_{30000};
 };
 
 }  // namespace opreg::symm_mem
