@@ -2,6 +2,7 @@
 // the slow paths of typed calls (signature checks, mixed-device errors).
 #include <algorithm>
 
+#include "absl/container/inlined_vector.h"
 #include "opreg/core/error.h"
 #include "opreg/core/string_util.h"
 #include "opreg/core/string_view.h"
@@ -256,13 +257,13 @@ bool PartiallyOverlap(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-void OperatorHandle::CheckWrittenArguments(const OpDefinition& def, const Stack& stack) const {
+void OperatorHandle::CheckWrittenTensors(const OpDefinition& def, const Tensor* const* tensors,
+                                         size_t n) const {
   for (uint16_t w : def.written_tensor_arguments) {
-    if (w >= stack.size() || !stack[w].isTensor()) continue;
-    const Tensor& written = stack[w].toTensor();
+    if (w >= n || tensors[w] == nullptr) continue;
     for (uint16_t i : def.tensor_arguments) {
-      if (i == w || i >= stack.size() || !stack[i].isTensor()) continue;
-      if (!PartiallyOverlap(written, stack[i].toTensor())) continue;
+      if (i == w || i >= n || tensors[i] == nullptr) continue;
+      if (!PartiallyOverlap(*tensors[w], *tensors[i])) continue;
       const auto& args = def.schema.arguments();
       OPREG_THROW(kValue, "[", entry_->name().str(), "] argument '", args[w].name(), "' (#", w,
                   ") partially overlaps argument '", args[i].name(), "' (#", i,
@@ -271,6 +272,14 @@ void OperatorHandle::CheckWrittenArguments(const OpDefinition& def, const Stack&
                   "them");
     }
   }
+}
+
+void OperatorHandle::CheckWrittenArguments(const OpDefinition& def, const Stack& stack) const {
+  absl::InlinedVector<const Tensor*, 8> tensors(stack.size(), nullptr);
+  for (size_t i = 0; i < stack.size(); ++i) {
+    if (stack[i].isTensor()) tensors[i] = &stack[i].toTensor();
+  }
+  CheckWrittenTensors(def, tensors.data(), tensors.size());
 }
 
 // Small enough to inline into both boxed calls; the error is formatted out of line.

@@ -165,7 +165,12 @@ EXPECTATION_WORDS = (
     "at most", "at least", "does not", "doesn't", "missing", "not found", "is not", "got",
     "not defined", "already", "has no", "no op", "unexpected", "duplicate", "unsupported",
     "forbidden", "negative", "not allowed", "needs", "lazily", "timed out", "timeout",
+    "takes", "overlap", "mismatch", "more than", " after ", "follows", "could not", "unterminated",
+    "no group", "wrong", "not in [", "callable", "out of memory", "invalid", "not find",
+    "empty group", "a trace is", "built without", "not specified", "failed:",
 )
+# Allocation failures name no single argument: for them the op and the size are enough.
+ALLOCATION_WORDS = ("out of memory", "overflow the byte count", "more than 2^63 elements")
 
 
 def unclear_reason(message: str, op_tokens: Sequence[str], arg_tokens: Sequence[str]) -> str:
@@ -174,7 +179,7 @@ def unclear_reason(message: str, op_tokens: Sequence[str], arg_tokens: Sequence[
     m = message.lower()
     if op_tokens and not any(t.lower() in m for t in op_tokens):
         return "does not name the op/input (" + " | ".join(op_tokens) + ")"
-    if arg_tokens and not any(re.search(r"(?<![A-Za-z0-9_])" + re.escape(t.lower()) + r"(?![A-Za-z0-9_])", m)
+    if arg_tokens and not any(w in m for w in ALLOCATION_WORDS) and not any(re.search(r"(?<![A-Za-z0-9_])" + re.escape(t.lower()) + r"(?![A-Za-z0-9_])", m)
                               for t in arg_tokens):
         return "does not name the argument (" + " | ".join(arg_tokens) + ")"
     if not any(w in m for w in EXPECTATION_WORDS):
@@ -256,7 +261,7 @@ def nanify(a: Any) -> Any:
 
 def otnd(shape: Any, dtype: str = "float32", seed: int = 0) -> Any:
     """An opreg.Tensor owning a copy of rnd(shape, dtype, seed)."""
-    return opreg.from_dlpack(np.ascontiguousarray(rnd(shape, dtype, seed))).clone()
+    return opreg.from_dlpack(np.require(rnd(shape, dtype, seed), requirements="C")).clone()
 
 
 _TORCH_ONLY_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
@@ -270,7 +275,7 @@ def trnd(shape: Any, dtype: str = "float32", seed: int = 0, device: str = "cpu")
         return torch.empty(shape, dtype=tdt, device="meta")
     if dtype in _TORCH_ONLY_DTYPES:
         return torch.from_numpy(rnd(shape, "float32", seed)).to(tdt)
-    return torch.from_numpy(np.ascontiguousarray(rnd(shape, dtype, seed)))
+    return torch.from_numpy(np.require(rnd(shape, dtype, seed), requirements="C"))
 
 
 def zcplx(shape: Any, seed: int = 0) -> Any:
@@ -743,6 +748,8 @@ def ref_topk(b: Dict[str, Any]) -> List[Expected]:
     want = np.moveaxis(vals, -1, dim)
 
     def check_indices(got: Any, all_got: List[Logical]) -> Optional[str]:
+        if k == 0:
+            return None
         gi = np.moveaxis(np.asarray(got), dim, -1).reshape(-1, k).astype(np.int64)
         if gi.size and (gi.min() < 0 or gi.max() >= shape[dim]):
             return f"an index outside [0, {shape[dim]})"
@@ -901,6 +908,10 @@ def run_op_probe(p: Probe, ns: Dict[str, Any]) -> Dict[str, Any]:
     try:
         expected = REFERENCES[p.op](logical_args)
     except RefRejects as e:
+        if p.target.startswith("T.") and "None" in str(e):
+            # torch's own argument parser, not opreg, turns None into a value for these
+            # (aten ops do the same: torch.ops.aten.topk(x, 3, -1, None) is largest=False).
+            return {"outcome": "ok-unchecked", "detail": f"torch's parser accepted it: {e}"}
         return {"outcome": "wrong", "detail": f"accepted: {e}"}
     except NoReference as e:
         return {"outcome": "ok-unchecked", "detail": str(e)}
@@ -1171,10 +1182,12 @@ class OpCall:
         sig = OPS[self.op].signature(self.overload)
         args: List[str] = []
         kwargs: List[Tuple[str, str]] = []
+        gap = False  # a positional parameter left out: the ones after it go by keyword
         for prm in sig:
             if prm.name in self.drop or prm.name not in self.src:
+                gap = gap or not prm.kwonly
                 continue
-            if prm.kwonly or self.as_keywords:
+            if prm.kwonly or self.as_keywords or gap:
                 kwargs.append((prm.name, self.src[prm.name]))
             else:
                 args.append(self.src[prm.name])
@@ -1191,11 +1204,10 @@ class OpCall:
 
 
 WRONG_DTYPES = {
-    "numpy": ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-              "float64", "complex64", "complex128"),
+    "numpy": ("bool", "int8", "uint16", "uint32", "int64", "uint64", "float64", "complex64"),
     "torch": ("bool", "int8", "uint16", "uint64", "float64", "complex64", "float8_e4m3fn"),
     "torch.ops": ("bool", "uint32", "int64", "float64", "complex64"),
-    "opreg": ("bool", "int8", "uint64", "float64", "complex64"),
+    "opreg": ("bool", "int8", "uint64", "float64"),
 }
 VALID_DTYPES = {"numpy": ("float32", "float16"), "torch": ("float32", "float16", "bfloat16"),
                 "torch.ops": ("float32", "bfloat16"), "opreg": ("float32", "float16")}
@@ -1277,7 +1289,7 @@ def gen_inputs(g: Gen, fw: Fw, op: str, deep: bool) -> None:
         g.add(OpCall(fw, op).set(**{second: fw.mk((3, 5), "float32", 1)}).probe("shape-mismatch", key=numpy))
     if fw.name == "opreg":
         g.add(OpCall(fw, op, X=(0, 8)).probe("zero-rows"))
-        g.add(OpCall(fw, op).set(**{first: "opreg.from_dlpack(rnd((4, 8))[::-1])"}).probe("negative-strides"))
+        g.add(OpCall(fw, op).set(**{first: "otnd((8, 4)).view((4, 8))"}).probe("view"))
         if deep:
             g.add(OpCall(fw, op).set(**{first: "opreg.from_dlpack(rnd((4, 16))[:, ::2])"}).probe("step-2"))
             g.add(OpCall(fw, op).set(**{first: "otnd((2, 4, 8)).select(0, 1)"}).probe("select-view"))
@@ -1468,6 +1480,12 @@ def gen_aliasing(g: Gen, fw: Fw, op: str, overload: str, written: Sequence[str],
         c.set(**{first: "a", (written[1] if inplace else w0): "a"})
         g.add(c.probe(f"{'residual' if inplace else w0}-is-{first}", key=True, arg=(w0, first) + tuple(written)))
     if same_as_input:
+        # The same memory as the input, through another array / tensor object.
+        target = written[1] if inplace else w0
+        c = OpCall(fw, op, overload)
+        c.setup = f"a = {fw.mk(shapes[first])}"
+        c.set(**{first: "a", target: "a[:]"})
+        g.add(c.probe(f"{target}-is-view-of-{first}", key=True, arg=(w0, first) + tuple(written)))
         # Shifted by 4 elements inside one buffer.
         c = OpCall(fw, op, overload)
         c.setup = f"buf = {flat}"
@@ -1485,6 +1503,10 @@ def gen_aliasing(g: Gen, fw: Fw, op: str, overload: str, written: Sequence[str],
         c.setup = f"b = {fw.zeros(outs[w0][0], outs[w0][1])}"
         c.set(**{written[0]: "b", written[1]: "b"})
         g.add(c.probe("two-outs-same-tensor", key=fw.name == "numpy", arg=tuple(written)))
+        c = OpCall(fw, op, overload)
+        c.setup = f"b = {fw.zeros(outs[w0][0], outs[w0][1])}"
+        c.set(**{written[0]: "b", written[1]: "b[:]"})
+        g.add(c.probe("two-outs-same-memory", key=True, arg=tuple(written)))
     if inplace:
         c = OpCall(fw, op, overload)
         c.setup = f"buf = {flat}"
@@ -1501,7 +1523,6 @@ def gen_op_lookup(g: Gen) -> None:
         ("missing-op", "o.no_such_op", ("no_such_op",)),
         ("missing-namespace-op", "opreg.ops.no_such_ns.op", ("no_such_ns",)),
         ("missing-overload", "o.add.no_such_overload", ("no_such_overload",)),
-        ("dunder", "o.__wrapped__", ("__wrapped__",)),
         ("odd-name", "getattr(o, 'add.out')", ("add.out",)),
         ("unicode-name", "getattr(o, 'äðð')", ("äðð",)),
         ("long-name", "getattr(o, 'x' * 10**6)", ("xxxx",)),
@@ -1533,15 +1554,15 @@ def gen_constructors(g: Gen) -> None:
              ("np-uint64-max", "(np.uint64(2**64-1),)")]
     for pid, shape in sizes:
         for ctor in ("empty", "zeros"):
-            if ctor == "zeros" and pid in ("2**31", "zero", "1000-dims", "np-int"):
-                continue  # zeros would touch 8 GiB / duplicates
+            if ctor == "zeros" and pid not in ("neg", "2**63-1", "bytes-overflow", "float", "100k-dims"):
+                continue  # zeros would touch 8 GiB; the rest repeat empty's parsing
             want = _ctor_expect(shape)
             g.add(Probe(id=f"constructors/{ctor}-{pid}", surface="constructors",
                         call=f"opreg.{ctor}({shape}, 'float32')", expect=want,
                         key=pid in ("bytes-overflow", "2**63-1", "neg"),
-                        op_tokens=(ctor, "shape", "size"), arg_tokens=("shape", "size", "sizes")))
-    dtypes = ["'bogus'", "''", "5", "np.float32", "'complex64'", "'float8_e4m3fn'", "'bool'",
-              "'flöat32'", "'x' * 10**6", "'float32\\x00junk'", "object()", "'torch.float32'", "'FLOAT32'"]
+                        op_tokens=(ctor, "shape", "size"), arg_tokens=("shape", "size", "sizes", "dim")))
+    dtypes = ["'bogus'", "''", "5", "np.float32", "'complex64'", "'flöat32'", "'x' * 10**6",
+              "'float32\\x00junk'", "object()", "'FLOAT32'"]
     for dt in dtypes:
         g.add(Probe(id=f"constructors/empty-dtype-{dt[:20]}", surface="constructors",
                     call=f"opreg.empty((2, 3), {dt})", expect=f"chk_dtype_echo(r, (2, 3), {dt})",
@@ -1599,7 +1620,7 @@ def gen_constructors(g: Gen) -> None:
     for dev in ("'tpu'", "'cuda:99'", "'cpu:-5'", "'meta:x'", "5", "''", "'cpu' * 10**5"):
         g.add(Probe(id=f"constructors/empty-device-{dev[:14]}", surface="constructors",
                     call=f"opreg.empty((2,), 'float32', {dev})", expect="chk_accepted(r)",
-                    op_tokens=("device",), arg_tokens=()))
+                    op_tokens=("device", "cuda", "tpu", "meta", "cpu"), arg_tokens=()))
 
 
 def _ctor_expect(shape: str) -> str:
@@ -1753,7 +1774,7 @@ def gen_tensor_methods(g: Gen) -> None:
                 "select-negative"):
         must_refuse[pid] = "an out-of-range view (its elements lie outside the tensor's memory)"
     for pid, call, expect in calls:
-        method = pid.split("-")[0]
+        method = {"new": "new_empty", "item": "item(", "copy": "copy_"}.get(pid.split("-")[0], pid.split("-")[0])
         must = must_refuse.get(pid, "")
         if pid == "view-noncontiguous":
             expect = "chk_values(r, rnd((4, 3)).T.reshape(12))"
@@ -1834,8 +1855,9 @@ def gen_schema_probes(g: Gen) -> None:
         g.add(Probe(id=f"schema/define-{pid}", surface="schema", key=key, setup=setup,
                     call="_lib.define(_text)",
                     expect=f"chk_schema('{ns}::' + r, _text)",
-                    op_tokens=("col", "schema", "define"), arg_tokens=()))
-        if i % 3 == 0 or key:
+                    op_tokens=("col", "column", "schema", "define", f"hx{i}"), arg_tokens=()))
+        if pid in ("valid", "paren-nesting-1e5", "return-nesting-1e5", "dict-nesting-1e4", "list-chain-1e5",
+                   "list-default-nesting-1e5", "future-nesting", "nul-in-name", "junk-binary"):
             g.add(Probe(id=f"schema/schema_info-{pid}", surface="schema",
                         setup=f"_text = SCHEMA_TEXTS[{i}]", call="opreg._C._schema_info(_text)",
                         expect="None", op_tokens=("col", "schema"), arg_tokens=()))
@@ -1859,7 +1881,8 @@ def gen_schema_probes(g: Gen) -> None:
         g.add(Probe(id=f"schema/library-{pid}", surface="schema", call=call,
                     expect="'unchecked: accepted'" if pid not in ("ns-opreg-DEF", "define-twice") else "'accepted a second owner/definition'",
                     key=pid in ("ns-opreg-DEF", "define-twice", "impl-unknown-op"),
-                    op_tokens=("library", "namespace", "ns", "kind", "define", "impl", "op", "schema", "tag", "dispatch"),
+                    op_tokens=("library", "namespace", "ns", "kind", "define", "impl", "op", "schema", "tag",
+                               "dispatch", "callable", "alias_analysis"),
                     arg_tokens=()))
 
 
@@ -1896,7 +1919,8 @@ def gen_custom_op_probes(g: Gen) -> None:
                     expect=expect or "'unchecked: definition accepted'",
                     must_refuse="redefining opreg::add" if pid == "name-is-builtin" else "",
                     key=pid in ("name-is-builtin", "valid", "mutates-bogus"),
-                    op_tokens=("custom_op", "infer_schema", "name", "schema", "mutates_args", "device"), arg_tokens=()))
+                    op_tokens=("custom_op", "infer_schema", "name", "schema", "mutates_args", "device", "column"),
+                    arg_tokens=()))
 
 
 def gen_load_library_probes(g: Gen) -> None:
@@ -1922,7 +1946,7 @@ def gen_load_library_probes(g: Gen) -> None:
         ("int-path", "", "opreg.load_library(3)", ("path",)),
         ("None-path", "", "opreg.load_library(None)", ("path",)),
         ("long-path", "", "opreg.load_library('/tmp/' + 'x' * 5000 + '.so')", ()),
-        ("broken-plugin", "", f"opreg.load_library('{build}/libopreg_test_plugin_broken.so')", ()),
+        ("broken-plugin", "", f"opreg.load_library('{build}/libopreg_test_plugin_broken.so')", ("registration",)),
     ]
     libm = next((p for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6",
                              "/lib64/libm.so.6", "/usr/lib64/libm.so.6") if os.path.exists(p)), None)
@@ -1933,13 +1957,13 @@ def gen_load_library_probes(g: Gen) -> None:
             "a library with failing registrations, silently" if pid == "broken-plugin" else "a path that is no loadable library")
         g.add(Probe(id=f"load_library/{pid}", surface="load_library", setup=setup, call=call,
                     expect="None", must_refuse=must, key=pid in ("fifo", "dev-zero", "directory", "truncated-elf"),
-                    op_tokens=("load_library",), arg_tokens=must_say))
+                    op_tokens=("load_library", "libopreg_test_plugin_broken"), arg_tokens=must_say))
 
 
 def gen_symm_mem_probes(g: Gen) -> None:
     """opreg.symm_mem in one process: no group, hostile group parameters, a lone rank."""
-    mk = "import tempfile; _d = tempfile.mkdtemp(prefix='opreg_sm_')"
-    grp = f"{mk}; import opreg.symm_mem as sm; _g = 'hg' + str(id(_d)); sm.create_group(_g, 0, 1, _d, timeout_s=2)"
+    mk = "import tempfile, os; _d = tempfile.mkdtemp(prefix='opreg_sm_')"
+    grp = f"{mk}; import opreg.symm_mem as sm; _g = 'hg_' + os.path.basename(_d); sm.create_group(_g, 0, 1, _d, timeout_s=2)"
     sym = f"{grp}; _x = sm.empty((4,), 'float32', _g); _x.numpy()[:] = np.arange(4)"
     cases = [
         ("empty-no-group", "import opreg.symm_mem as sm", "sm.empty((4,), 'float32', 'no_such_group')", "", ("no_such_group",)),
@@ -1947,23 +1971,23 @@ def gen_symm_mem_probes(g: Gen) -> None:
         ("destroy-no-group", "import opreg.symm_mem as sm", "sm.destroy_group('no_such_group')", "", ("no_such_group",)),
         ("allreduce-no-group", "", "opreg.ops.symm_mem.one_shot_all_reduce(rnd((4,)), 'sum', 'no_such_group')", "", ("no_such_group", "input")),
         ("allreduce-no-args", "", "opreg.ops.symm_mem.one_shot_all_reduce()", "", ("input",)),
-        ("world-0", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hw0', 0, 0, _d, timeout_s=1)", "", ("world_size",)),
-        ("world-neg", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hwn', 0, -1, _d, timeout_s=1)", "", ("world_size",)),
-        ("world-2**31", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hwh', 0, 2**31, _d, timeout_s=1)", "", ("world_size",)),
+        ("world-0", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hw0', 0, 0, _d, timeout_s=1)", "", ("world_size", "world")),
+        ("world-neg", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hwn', 0, -1, _d, timeout_s=1)", "", ("world_size", "world")),
+        ("world-2**31", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hwh', 0, 2**31, _d, timeout_s=1)", "", ("world_size", "world")),
         ("rank-eq-world", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hrw', 1, 1, _d, timeout_s=1)", "", ("rank",)),
         ("rank-neg", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hrn', -1, 1, _d, timeout_s=1)", "", ("rank",)),
         ("store-missing", "import opreg.symm_mem as sm", "sm.create_group('hsm', 0, 1, '/nonexistent/store', timeout_s=1)", "", ("store", "/nonexistent/store")),
         ("store-is-file", "import opreg.symm_mem as sm", "sm.create_group('hsf', 0, 1, '/etc/hostname', timeout_s=1)", "", ("store", "/etc/hostname")),
         ("store-dev-null", "import opreg.symm_mem as sm", "sm.create_group('hsd', 0, 1, '/dev/null', timeout_s=1)", "", ("store", "/dev/null")),
-        ("timeout-neg", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('htn', 0, 1, _d, timeout_s=-1)", "", ("timeout",)),
-        ("timeout-nan", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('htnan', 0, 1, _d, timeout_s=float('nan'))", "", ("timeout",)),
-        ("timeout-inf", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('htinf', 0, 1, _d, timeout_s=float('inf'))", "sm_ok(r, 'htinf')", ("timeout",)),
-        ("heap-neg", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hhn', 0, 1, _d, timeout_s=1, heap_bytes=-1)", "", ("heap",)),
-        ("heap-zero", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hhz', 0, 1, _d, timeout_s=1, heap_bytes=0)", "sm_ok(r, 'hhz')", ("heap",)),
-        ("heap-2**62", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hhh', 0, 1, _d, timeout_s=1, heap_bytes=2**62)", "sm_ok(r, 'hhh')", ("heap",)),
-        ("heap-2**64", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hh64', 0, 1, _d, timeout_s=1, heap_bytes=2**64)", "", ("heap",)),
-        ("channels-0", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hc0', 0, 1, _d, timeout_s=1, max_channels=0)", "sm_ok(r, 'hc0')", ("channel",)),
-        ("channels-2**31", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hch', 0, 1, _d, timeout_s=1, max_channels=2**31)", "sm_ok(r, 'hch')", ("channel",)),
+        ("timeout-neg", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('htn', 0, 1, _d, timeout_s=-1)", "", ("timeout_s",)),
+        ("timeout-nan", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('htnan', 0, 1, _d, timeout_s=float('nan'))", "", ("timeout_s",)),
+        ("timeout-inf", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('htinf', 0, 1, _d, timeout_s=float('inf'))", "sm_ok(r, 'htinf')", ("timeout_s",)),
+        ("heap-neg", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hhn', 0, 1, _d, timeout_s=1, heap_bytes=-1)", "", ("heap_bytes",)),
+        ("heap-zero", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hhz', 0, 1, _d, timeout_s=1, heap_bytes=0)", "sm_ok(r, 'hhz')", ("heap_bytes",)),
+        ("heap-2**62", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hhh', 0, 1, _d, timeout_s=1, heap_bytes=2**62)", "sm_ok(r, 'hhh')", ("heap_bytes", "heap")),
+        ("heap-2**64", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hh64', 0, 1, _d, timeout_s=1, heap_bytes=2**64)", "", ("heap_bytes",)),
+        ("channels-0", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hc0', 0, 1, _d, timeout_s=1, max_channels=0)", "sm_ok(r, 'hc0')", ("max_channels",)),
+        ("channels-2**31", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('hch', 0, 1, _d, timeout_s=1, max_channels=2**31)", "sm_ok(r, 'hch')", ("max_channels",)),
         ("name-empty", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('', 0, 1, _d, timeout_s=1)", "sm_ok(r, '')", ("name",)),
         ("name-long", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('g' * 100000, 0, 1, _d, timeout_s=1)", "sm_ok(r, 'g' * 100000)", ("name",)),
         ("name-slashes", f"{mk}; import opreg.symm_mem as sm", "sm.create_group('../../etc/x', 0, 1, _d, timeout_s=1)", "sm_ok(r, '../../etc/x')", ("name",)),
@@ -1994,7 +2018,7 @@ def gen_symm_mem_probes(g: Gen) -> None:
         ("reduce-scatter-valid", f"{sym}", "sm.reduce_scatter_into(np.zeros(4, np.float32), _x, _g)", "chk_values(r, np.arange(4, dtype=np.float32))", ()),
         ("two-shot-inplace", f"{sym}", "(sm.two_shot_all_reduce_(_x, _g), _x)[1]", "chk_values(r, np.arange(4, dtype=np.float32))", ()),
         ("fused-non-symmetric", f"{sym}", "sm.fused_all_reduce_add_rms_norm_(opreg.ones((4,)), np.ones(4, np.float32), np.ones(4, np.float32), 1e-6, _g)", "", ("input",)),
-        ("destroy-twice", f"{grp}; sm.destroy_group(_g)", "sm.destroy_group(_g)", "", ("hg",)),
+        ("destroy-twice", f"{grp}; sm.destroy_group(_g)", "sm.destroy_group(_g)", "", ("group",)),
         ("filestore-missing", "import opreg.symm_mem as sm", "sm.FileStore('/nonexistent/dir')", "'unchecked: accepted'", ("/nonexistent/dir",)),
     ]
     for pid, setup, call, expect, args in cases:
@@ -2495,7 +2519,7 @@ def _cli_plan_trace(p: Probe) -> Tuple[Any, Optional[int]]:
         except OSError:
             return None, align
     try:
-        return json.loads(data.decode("utf-8")), align
+        return json.loads(data.decode("utf-8-sig")), align  # JSON allows ignoring a BOM
     except (ValueError, UnicodeDecodeError, RecursionError):
         return "unparsable", align
 
@@ -2510,6 +2534,8 @@ def judge_cli(p: Probe, rc: int, stdout: str, stderr: str, canon: Dict[int, Dict
             return {"outcome": "wrong", "detail": f"exit {rc} with no message"}
         return {"outcome": "refused", "message": f"exit {rc}: {msg}",
                 "unclear": unclear_reason(msg, p.op_tokens, p.arg_tokens)}
+    if "--capacity" in p.argv and p.cli_check == "plan":
+        return judge_capacity(p, stdout)
     if p.cli_check in ("plan", "plan-budget"):
         trace, align = _cli_plan_trace(p)
         if trace is None:
@@ -2532,6 +2558,19 @@ def judge_cli(p: Probe, rc: int, stdout: str, stderr: str, canon: Dict[int, Dict
     if p.cli_check == "schema-file":
         return {"outcome": "wrong", "detail": f"accepted a non-file: {_short(stdout, 200)}"}
     return {"outcome": "ok-unchecked", "detail": f"exit 0: {_short(stdout, 120)}"}
+
+
+def judge_capacity(p: Probe, stdout: str) -> Dict[str, Any]:
+    """`plan --budget-ms N --capacity B` that exited 0: it found a placement within B."""
+    try:
+        res = json.loads(stdout)
+        asked = int(p.argv[p.argv.index("--capacity") + 1])
+    except (ValueError, IndexError):
+        return {"outcome": "wrong", "detail": f"output is not JSON: {_short(stdout, 200)}"}
+    if res.get("outcome") != "found" or not 0 <= res.get("arena_bytes", -1) <= asked:
+        return {"outcome": "wrong", "detail": f"exit 0 with {_short(stdout, 200)}"}
+    note = "" if res.get("capacity") == asked else f"(reports capacity {res.get('capacity')}, asked {asked})"
+    return {"outcome": "ok", "detail": note}
 
 
 def judge_schema_cli(p: Probe, rc: int, stdout: str, stderr: str, canon: Dict[str, Any]) -> Dict[str, Any]:
@@ -2645,13 +2684,24 @@ def schema_canon_via_worker(with_torch: bool) -> Dict[int, Dict[str, Any]]:
 # =============================================================================================
 
 def select_quick(probes: List[Dict[str, Any]], target: int) -> List[Dict[str, Any]]:
-    """Every key probe, plus an even sample of the others, about `target` in all."""
-    keys = [p for p in probes if p["key"]]
-    rest = [p for p in probes if not p["key"]]
-    room = max(target - len(keys), 0)
-    step = max(1, math.ceil(len(rest) / room)) if room else len(rest) + 1
-    chosen = {p["id"] for p in keys} | {p["id"] for p in rest[::step]}
-    return [p for p in probes if p["id"] in chosen]
+    """A representative subset of about `target` probes: one key probe per (surface, variant)
+    (an op's variant stands for the same variant of the other ops), then an even sample of
+    the rest."""
+    chosen: List[str] = []
+    groups = set()
+    for p in probes:
+        if p["key"]:
+            group = (p["surface"], p["id"].rsplit("/", 1)[-1])
+            if group not in groups:
+                groups.add(group)
+                chosen.append(p["id"])
+    rest = [p["id"] for p in probes if p["id"] not in set(chosen)]
+    room = max(target - len(chosen), 0)
+    if room:
+        step = len(rest) / room
+        chosen += [rest[int(i * step)] for i in range(min(room, len(rest)))]
+    keep = set(chosen)
+    return [p for p in probes if p["id"] in keep]
 
 
 def print_report(results: List[Result], notes: List[str], elapsed: float) -> None:
@@ -2734,7 +2784,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             listing = select_quick(listing, QUICK_TARGET)
         if args.list:
             for p in listing:
-                print(f"{p['id']}\t{p['repro']}")
+                print(f"{p['id']}\t{_short(p['repro'], 300)}")
             print(f"{len(listing)} probes", file=sys.stderr)
             return 0
         cli_by_id = {p.id: p for p in cli_probes}

@@ -120,6 +120,32 @@ TEST_CASE("norm ops refuse bad arguments with precise messages", "[ops][errors]"
   CHECK(Values(a) == va);
 }
 
+TEST_CASE("typed calls refuse written arguments that partially overlap an input",
+          "[ops][errors]") {
+  // One buffer of 40 floats: input = elements 0..15, residual = 4..19 (12 shared, shifted).
+  Tensor buf = Rand({40}, DType::kFloat32, 7);
+  Tensor input = buf.narrow(0, 0, 16).view({2, 8});
+  Tensor residual = buf.narrow(0, 4, 16).view({2, 8});
+  const Tensor w = Rand({8}, DType::kFloat32, 8, 0.5, 1.5);
+  const auto before = Values(buf);
+  try {
+    ops::fused_add_rms_norm_(input, residual, w);
+    FAIL("a partially overlapping residual was accepted");
+  } catch (const opreg::Error& e) {
+    CHECK(e.kind() == opreg::ErrorKind::kValue);
+    CHECK_THAT(e.what(), Catch::Contains("[opreg::fused_add_rms_norm_] argument 'input' (#0) "
+                                         "partially overlaps argument 'residual' (#1)"));
+  }
+  CHECK(Values(buf) == before);  // refused before the kernel ran
+  Tensor out = buf.narrow(0, 8, 16).view({2, 8});
+  CHECK_THROWS_WITH(ops::rms_norm_out(input, w, 1e-6, out),
+                    Catch::Contains("argument 'out' (#3) partially overlaps argument 'input'"));
+  // Disjoint views of one buffer are fine.
+  Tensor separate = buf.narrow(0, 16, 16).view({2, 8});
+  ops::rms_norm_out(input, w, 1e-6, separate);
+  CheckClose(Values(separate), RmsNormRef(Values(input), Values(w), 1e-6), 1e-5);
+}
+
 TEST_CASE("norm meta functions", "[ops][meta]") {
   Tensor x = opreg::empty({3, 16}, DType::kFloat16, Device::meta());
   Tensor r = opreg::empty({3, 16}, DType::kFloat16, Device::meta());

@@ -73,6 +73,12 @@ const KernelFunction& RedirectToCallBoxed();
 // opreg's own argument errors read, unless its message already starts with an op's name (one
 // thrown by opreg's checks, or by an op the kernel called).
 [[noreturn]] void RethrowNamingOp(const OperatorName& op, const Error& error);
+// A typed call's argument as a tensor for the written-argument check: the tensor, or nullptr.
+inline const Tensor* TensorOrNull(const Tensor& t) { return &t; }
+template <class T>
+const Tensor* TensorOrNull(const T&) {
+  return nullptr;
+}
 }  // namespace detail
 
 // A cheap, copyable reference to an operator. Valid for the life of the process.
@@ -131,6 +137,10 @@ class OperatorHandle {
   // Throws kValue naming both arguments when a written Tensor(a!) argument partially overlaps
   // another tensor argument (both contiguous; the very same memory is allowed).
   void CheckWrittenArguments(const OpDefinition& def, const Stack& stack) const;
+  // The same over the arguments of a typed call: tensors[i] is argument i, or nullptr when it
+  // is not a Tensor.
+  void CheckWrittenTensors(const OpDefinition& def, const Tensor* const* tensors,
+                           size_t n) const;
   // Runs the kernel for `key` on a checked stack and checks the number of returns. Inline,
   // defined in operator_handle.cc (its only callers' file).
   inline void RunKernel(DispatchKey key, const FunctionSchema& schema, Stack* stack) const;
@@ -157,6 +167,15 @@ class TypedOperatorHandle<R(Args...)> : public OperatorHandle {
                                                                      std::forward<Args>(args)...);
     }
     const DispatchKey key = KeyFromMask(mask, args...);
+    if constexpr (sizeof...(Args) > 0) {
+      // As the boxed calls do: a written Tensor(a!) argument must not partially overlap another
+      // tensor argument (one test of an empty vector for ops that write nothing).
+      const OpDefinition* def = entry_->definition();
+      if (__builtin_expect(def != nullptr && !def->written_tensor_arguments.empty(), 0)) {
+        const Tensor* tensors[] = {detail::TensorOrNull(args)...};
+        CheckWrittenTensors(*def, tensors, sizeof...(Args));
+      }
+    }
     const KernelFunction& kernel = entry_->KernelOrThrow(key);
     try {
       return kernel.template Call<R, Args...>(*this, std::forward<Args>(args)...);
