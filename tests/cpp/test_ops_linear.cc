@@ -72,9 +72,11 @@ TEST_CASE("linear refuses bad arguments", "[ops][errors]") {
   const Tensor w = Rand({3, 6}, DType::kFloat16, 2);
   Tensor wm = w;  // an out overlapping the weight
   Tensor view = wm.narrow(1, 0, 3).as_strided({4, 3}, {3, 1}, 0);
+  // Refused by the dispatcher's written-argument check (typed and boxed calls alike) before the
+  // kernel's own aliasing check sees it.
   CHECK_THROWS_WITH(ops::linear_out(x, w, std::nullopt, view),
-                    "[opreg::linear.out] argument 'out' (#3): expected a tensor that does not "
-                    "overlap argument 'weight' (#1), got one that shares its memory");
+                    Catch::StartsWith("[opreg::linear.out] argument 'out' (#3) partially overlaps "
+                                      "argument 'weight' (#1)"));
   ops::linear_out(x, w, std::nullopt, out);
 }
 
