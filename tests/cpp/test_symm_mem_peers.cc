@@ -61,8 +61,7 @@ int HonestRank(const std::string& dir, const sm::GroupOptions& opts, const std::
 // heap rank 0 sent it. Returns 0 when the shrink was refused (or not tried).
 int MaliciousRank(const std::string& dir, const sm::GroupOptions& opts, int heap, bool cut) {
   sm::FileStore store(dir);
-  store.Set("g/params/1", "heap_bytes=" + std::to_string(opts.heap_bytes) + " max_channels=" +
-                              std::to_string(opts.max_channels) + " world=2 backend=host");
+  store.Set("g/params/1", store.Get("g/params/0", opts.timeout));  // rank 0's, echoed
   std::vector<int> fds;
   try {
     fds = sm::ExchangeFds(store, "g/fds", 1, 2, heap, opts.timeout);
@@ -104,6 +103,29 @@ TEST_CASE("ranks created with different heap sizes or channel counts fail, namin
           return 0;
         }
         return 1;
+      },
+      30);
+  CHECK(codes == std::vector<int>{0, 0});
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a peer with another memory layout (dtype sizes, byte order) is refused, naming both",
+          "[symm_mem][security]") {
+  const sm::GroupOptions opts = Options(1 << 20, 32);
+  const std::string dir = TempDir();
+  const std::vector<int> codes = opreg_test::ForkRanks(
+      2,
+      [&](int r) {
+        if (r == 0) return HonestRank(dir, opts, "disagree on the group's parameters");
+        // Rank 1 claims rank 0's parameters, except a dtype table whose first type (float32)
+        // has 8-byte elements: it would read every float32 tensor of rank 0 wrongly.
+        sm::FileStore store(dir);
+        std::string params = store.Get("g/params/0", opts.timeout);
+        const size_t at = params.find(".dtypes");
+        if (at == std::string::npos) return 2;
+        params[at + 7] = '8';
+        store.Set("g/params/1", params);
+        return 0;
       },
       30);
   CHECK(codes == std::vector<int>{0, 0});

@@ -11,8 +11,10 @@
 #include <cstddef>
 #include <cstring>
 #include <set>
+#include <string>
 #include <thread>
 
+#include "opreg/core/dtype.h"
 #include "opreg/core/error.h"
 #include "opreg/core/logging.h"
 #include "opreg/symm_mem/fd_exchange.h"
@@ -140,8 +142,16 @@ void Group::Bootstrap() {
 }
 
 std::string Group::ParametersText() const {
+  // The layout a peer's bytes are read with: allocation alignment, signal slot width, byte
+  // order, pointer width and each dtype's element size in enum order (a peer built with another
+  // dtype table would read tensors with the wrong element size, silently).
+  std::string dtypes;
+  for (int d = 0; d < kNumDTypes; ++d) dtypes += std::to_string(ItemSize(static_cast<DType>(d)));
+  const bool little = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
   return StrCat("heap_bytes=", options_.heap_bytes, " max_channels=", options_.max_channels,
-                " world=", world_, " backend=host");
+                " world=", world_, " backend=host layout=align", kAlign, ".slot",
+                sizeof(uint32_t), ".", little ? "le" : "be", ".ptr", sizeof(void*),
+                ".dtypes", dtypes);
 }
 
 void Group::AgreeOnParameters(const std::string& who) {
