@@ -199,7 +199,8 @@ absl::StatusOr<PlanTrace> ParsePlanTrace(std::string_view text) {
   PositionRecordingParser positions(&doc, &consumed);
   try {
     json::sax_parse(CountingIterator(text.data(), text.data(), &consumed),
-                    CountingIterator(text.data() + text.size(), text.data(), &consumed), &positions);
+                    CountingIterator(text.data() + text.size(), text.data(), &consumed),
+                    &positions);
   } catch (const json::parse_error& e) {
     // e.what() is "[json.exception.parse_error.N] parse error at line L, column C: ...".
     std::string_view what = e.what();

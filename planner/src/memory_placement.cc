@@ -185,8 +185,8 @@ int64_t GreedyPlace(const std::vector<Item>& items, const std::vector<int32_t>& 
 int64_t OnlinePlace(const std::vector<Item>& items, const std::vector<int32_t>& by_first,
                     std::vector<int64_t>* offsets) {
   offsets->assign(items.size(), 0);
-  std::map<int64_t, int64_t> alive;              // offset -> end
-  std::set<std::pair<int64_t, int64_t>> gaps;    // (size, offset), size > 0
+  std::map<int64_t, int64_t> alive;            // offset -> end
+  std::set<std::pair<int64_t, int64_t>> gaps;  // (size, offset), size > 0
   auto add_gap = [&](int64_t from, int64_t to) {
     if (to > from) gaps.emplace(to - from, from);
   };
@@ -391,8 +391,8 @@ Placement PlaceBuffers(absl::Span<const BufferInterval> buffers, const Placement
     } else if (heuristic_ms <= 0 || Clock::now() > deadline) {
       arena = -1;
     } else {
-      arena = GreedyPlace(items, greedy_order(name), use_graph ? &graph : nullptr, deadline,
-                          &offsets);
+      arena =
+          GreedyPlace(items, greedy_order(name), use_graph ? &graph : nullptr, deadline, &offsets);
     }
     if (arena < 0) {
       ++result.members_stopped;

@@ -2,6 +2,7 @@ opreg_add_cpp_test(test_library LIBS opreg::dispatch)
 opreg_add_cpp_test(test_dispatcher LIBS opreg::dispatch)
 opreg_add_cpp_test(test_kernel_types LIBS opreg::dispatch)
 opreg_add_cpp_test(test_torch_compat LIBS opreg::torch_compat)
+opreg_add_cpp_test(test_torch_compat_compute LIBS opreg::torch_compat)
 opreg_add_cpp_test(test_torch_compat_cpu LIBS opreg::torch_compat Threads::Threads
   SOURCES torch_compat_check_helper.cc)
 opreg_add_cpp_test(test_dispatch_threads LIBS opreg::dispatch Threads::Threads)

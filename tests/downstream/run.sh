@@ -81,20 +81,20 @@ cmake_minimum_required(VERSION 3.25)
 project(outside LANGUAGES CXX)
 set(CMAKE_CXX_STANDARD 17)
 find_package(opreg CONFIG REQUIRED)
-foreach(case matmul autograd_key custom_class)
+foreach(case softmax autograd_key custom_class)
   add_library(${case} OBJECT ${case}.cpp)
   target_link_libraries(${case} PRIVATE opreg::torch_compat)
 endforeach()
 CMAKE
     printf '%s\n' '#include <torch/all.h>' \
-      'at::Tensor f(const at::Tensor& a) { return a.matmul(a); }' > "$work/outside/matmul.cpp"
+      'at::Tensor f(const at::Tensor& a) { return a.softmax(-1); }' > "$work/outside/softmax.cpp"
     printf '%s\n' '#include <torch/library.h>' \
       'TORCH_LIBRARY_IMPL(outside, Autograd, m) {}' > "$work/outside/autograd_key.cpp"
     printf '%s\n' '#include <torch/library.h>' 'struct Foo {};' \
       'TORCH_LIBRARY(outside, m) { m.class_<Foo>("Foo"); }' > "$work/outside/custom_class.cpp"
     cmake -S "$work/outside" -B "$work/outside/build" "${args[@]}" > "$work/outside.log" 2>&1 ||
       { cat "$work/outside.log" >&2; exit 1; }
-    for expected in "matmul:at::Tensor::matmul is outside opreg's torch_compat subset" \
+    for expected in "softmax:at::Tensor::softmax is outside opreg's torch_compat subset" \
                     "autograd_key:dispatch key Autograd has no opreg counterpart" \
                     "custom_class:torch::Library::class_ (TorchScript custom classes) is outside"; do
       target=${expected%%:*}

@@ -1,6 +1,9 @@
 // ScalarType names and properties, and the mapping to opreg's DType.
 #include "opreg/torch_compat/scalar_type.h"
 
+#include <algorithm>
+
+#include "opreg/core/error.h"
 #include "opreg/torch_compat/macros.h"
 
 namespace c10 {
@@ -116,6 +119,61 @@ bool isFloat8Type(ScalarType t) {
   return t == ScalarType::Float8_e5m2 || t == ScalarType::Float8_e4m3fn ||
          t == ScalarType::Float8_e5m2fnuz || t == ScalarType::Float8_e4m3fnuz ||
          t == ScalarType::Float8_e8m0fnu;
+}
+
+namespace {
+
+bool IsBarebonesUnsigned(ScalarType t) {
+  return t == ScalarType::UInt16 || t == ScalarType::UInt32 || t == ScalarType::UInt64;
+}
+
+// Bits of a signed integer type (uint8 counts as 9: it needs int16 beside a signed type).
+int SignedWidth(ScalarType t) {
+  switch (t) {
+    case ScalarType::Char:
+      return 8;
+    case ScalarType::Byte:
+      return 9;
+    case ScalarType::Short:
+      return 16;
+    case ScalarType::Int:
+      return 32;
+    default:
+      return 64;
+  }
+}
+
+}  // namespace
+
+ScalarType promoteTypes(ScalarType a, ScalarType b) {
+  if (a == b) return a;
+  OPREG_CHECK_TYPE(!isComplexType(a) && !isComplexType(b),
+                   "promoteTypes: complex types are outside opreg's torch_compat subset (",
+                   toString(a), " and ", toString(b), ")");
+  OPREG_CHECK_TYPE(!isFloat8Type(a) && !isFloat8Type(b),
+                   "Promotion for Float8 Types is not supported, attempted to promote ",
+                   toString(a), " and ", toString(b));
+  if (IsBarebonesUnsigned(a) || IsBarebonesUnsigned(b)) {
+    if (isFloatingType(a)) return a;
+    if (isFloatingType(b)) return b;
+    OPREG_THROW(kType,
+                "Promotion for uint16, uint32, uint64 types is not supported, attempted "
+                "to promote ",
+                toString(a), " and ", toString(b));
+  }
+  if (a == ScalarType::Bool) return b;
+  if (b == ScalarType::Bool) return a;
+  const bool fa = isFloatingType(a), fb = isFloatingType(b);
+  if (fa && !fb) return a;
+  if (fb && !fa) return b;
+  if (fa) {  // two different floating types
+    if (a == ScalarType::Double || b == ScalarType::Double) return ScalarType::Double;
+    return ScalarType::Float;  // half with bfloat16, or either with float
+  }
+  // Two different integer types: the wider, uint8 with a signed type at least int16.
+  const int w = std::max(SignedWidth(a), SignedWidth(b));
+  if (w <= 16) return ScalarType::Short;
+  return w <= 32 ? ScalarType::Int : ScalarType::Long;
 }
 
 bool isComplexType(ScalarType t) {

@@ -144,4 +144,28 @@ AOTITorchError aoti_torch_aten_new_zeros(AtenTensorHandle self, const int64_t* s
   });
 }
 
+AOTITorchError aoti_torch_aten_amax(AtenTensorHandle self, const int64_t* dim, int64_t dim_len_,
+                                    int32_t keepdim, AtenTensorHandle* ret0) {
+  return ShimGuard(__func__, [&] {
+    CheckOut(ret0, "ret0");
+    const std::vector<int64_t> dims = opreg::torch_stable::Ints(dim, dim_len_, "dim");
+    *ret0 = NewHandle(at::amax(at::Tensor(TensorOf(self, "self")), dims, keepdim != 0).opreg());
+  });
+}
+
+AOTITorchError aoti_torch_aten_subtract_Tensor(AtenTensorHandle self, AtenTensorHandle other,
+                                               double alpha, AtenTensorHandle* ret0) {
+  return ShimGuard(__func__, [&] {
+    CheckOut(ret0, "ret0");
+    const at::Tensor a(TensorOf(self, "self")), b(TensorOf(other, "other"));
+    // torch's shim passes alpha as a double; an integral result takes it as an integer, as
+    // torch's own implementation of this shim function does.
+    const bool integral = c10::isIntegralType(c10::promoteTypes(a.scalar_type(), b.scalar_type()),
+                                              /*include_bool=*/true);
+    const at::Scalar a_scalar =
+        integral ? at::Scalar(static_cast<int64_t>(alpha)) : at::Scalar(alpha);
+    *ret0 = NewHandle(at::sub(a, b, a_scalar).opreg());
+  });
+}
+
 }  // extern "C"

@@ -3,7 +3,9 @@
 // opreg op, and a kernel compiled against torch's headers passes the arguments torch would.
 #include "aten_ops.h"
 
+#include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -130,6 +132,38 @@ void ToDTypeLayout(Stack* s) {
 
 void IsPinned(Stack* s) { Returns(s, IValue(T((*s)[0]).is_pinned())); }
 
+// The broadcasting binary ops: (Tensor self, Tensor other) -> Tensor.
+template <at::Tensor (*Op)(const at::Tensor&, const at::Tensor&)>
+void BinaryOp(Stack* s) {
+  Returns(s, Out(Op(T((*s)[0]), T((*s)[1]))));
+}
+
+void SubTensor(Stack* s) {
+  Returns(s, Out(at::sub(T((*s)[0]), T((*s)[1]), Scalar::FromIValue((*s)[2]))));
+}
+
+void AmaxDims(Stack* s) {
+  Returns(s, Out(at::amax(T((*s)[0]), (*s)[1].toIntList(), (*s)[2].toBool())));
+}
+
+void IndexSelect(Stack* s) {
+  Returns(s, Out(at::index_select(T((*s)[0]), (*s)[1].toInt(), T((*s)[2]))));
+}
+
+void SortReturns(Stack* s, std::tuple<at::Tensor, at::Tensor> r) {
+  s->clear();
+  s->push_back(Out(std::get<0>(r)));
+  s->push_back(Out(std::get<1>(r)));
+}
+
+void Sort(Stack* s) { SortReturns(s, at::sort(T((*s)[0]), (*s)[1].toInt(), (*s)[2].toBool())); }
+
+void SortStable(Stack* s) {
+  const std::optional<bool> stable =
+      (*s)[1].isNone() ? std::nullopt : std::optional<bool>((*s)[1].toBool());
+  SortReturns(s, at::sort(T((*s)[0]), stable, (*s)[2].toInt(), (*s)[3].toBool()));
+}
+
 struct Entry {
   const char* schema;
   void (*run)(Stack*);
@@ -176,6 +210,24 @@ constexpr Entry kEntries[] = {
      "MemoryFormat? memory_format=None) -> Tensor(a)",
      &ToDTypeLayout},
     {"aten::is_pinned(Tensor self, Device? device=None) -> bool", &IsPinned},
+    {"aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", &AmaxDims},
+    {"aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", &SubTensor},
+    {"aten::subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", &SubTensor},
+    {"aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor", &BinaryOp<at::bitwise_and>},
+    {"aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor", &BinaryOp<at::bitwise_or>},
+    {"aten::bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor",
+     &BinaryOp<at::bitwise_left_shift>},
+    {"aten::bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor",
+     &BinaryOp<at::bitwise_right_shift>},
+    {"aten::floor_divide(Tensor self, Tensor other) -> Tensor", &BinaryOp<at::floor_divide>},
+    {"aten::matmul(Tensor self, Tensor other) -> Tensor", &BinaryOp<at::matmul>},
+    {"aten::index_select(Tensor self, int dim, Tensor index) -> Tensor", &IndexSelect},
+    {"aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor "
+     "indices)",
+     &Sort},
+    {"aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> "
+     "(Tensor values, Tensor indices)",
+     &SortStable},
 };
 
 using Table = absl::flat_hash_map<std::string, AtenOp>;

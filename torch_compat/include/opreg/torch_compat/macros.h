@@ -1,8 +1,10 @@
 // libtorch's error and portability macros for kernel code built against opreg::torch_compat:
 // TORCH_CHECK and its kinds, TORCH_INTERNAL_ASSERT, TORCH_WARN, c10::str, the C10_* attributes.
 //
-// Errors: every failed check throws opreg::Error (c10::Error is the same type), whose kind maps
-// to the Python exception torch raises for the same macro: TORCH_CHECK -> RuntimeError,
+// Errors: every failed check throws opreg::Error (c10::Error is the same type; the kinds below
+// throw libtorch's subclasses c10::ValueError, TypeError, IndexError, NotImplementedError),
+// whose kind maps to the Python exception torch raises for the same macro: TORCH_CHECK ->
+// RuntimeError,
 // TORCH_CHECK_VALUE -> ValueError, TORCH_CHECK_TYPE -> TypeError, TORCH_CHECK_INDEX ->
 // IndexError, TORCH_CHECK_NOT_IMPLEMENTED -> NotImplementedError. The message is the
 // concatenation of the arguments through operator<< (as c10::str), so anything printable
@@ -20,6 +22,21 @@
 namespace c10 {
 
 using Error = ::opreg::Error;
+
+// libtorch's error subclasses, thrown by the TORCH_CHECK_* macros of their kind, so that a
+// `catch (const c10::IndexError&)` written for libtorch works. Errors opreg itself raises (an
+// op's argument checks) are plain c10::Error of the same kind.
+#define OPREG_TORCH_ERROR_CLASS_(name, kind)                                            \
+  class name : public Error {                                                           \
+   public:                                                                              \
+    explicit name(std::string message, const char* file = "", int line = 0)             \
+        : Error(::opreg::ErrorKind::kind, std::move(message), file, line) {}            \
+  };
+OPREG_TORCH_ERROR_CLASS_(ValueError, kValue)
+OPREG_TORCH_ERROR_CLASS_(TypeError, kType)
+OPREG_TORCH_ERROR_CLASS_(IndexError, kIndex)
+OPREG_TORCH_ERROR_CLASS_(NotImplementedError, kNotImplemented)
+#undef OPREG_TORCH_ERROR_CLASS_
 
 // The arguments printed one after another (torch's c10::str).
 template <class... Args>
@@ -47,7 +64,18 @@ std::string CheckMsg(const char* condition, const Args&... args) {
 
 [[noreturn]] inline void Fail(::opreg::ErrorKind kind, std::string message, const char* file,
                               int line) {
-  throw ::opreg::Error(kind, std::move(message), file, line);
+  switch (kind) {
+    case ::opreg::ErrorKind::kValue:
+      throw ValueError(std::move(message), file, line);
+    case ::opreg::ErrorKind::kType:
+      throw TypeError(std::move(message), file, line);
+    case ::opreg::ErrorKind::kIndex:
+      throw IndexError(std::move(message), file, line);
+    case ::opreg::ErrorKind::kNotImplemented:
+      throw NotImplementedError(std::move(message), file, line);
+    default:
+      throw ::opreg::Error(kind, std::move(message), file, line);
+  }
 }
 
 // Logs a TORCH_WARN message on opreg's logger (out of line, so that kernel translation units do

@@ -98,6 +98,11 @@ bool isIntegralType(ScalarType t, bool include_bool);
 bool isReducedFloatingType(ScalarType t);
 bool isFloat8Type(ScalarType t);
 bool isComplexType(ScalarType t);
+// The dtype of a binary op on tensors of types a and b (torch's promoteTypes): bool < integers
+// < floating types, the wider of a kind, uint8 with a signed type at least int16, half with
+// bfloat16 float. kType error, as in torch, for float8 or uint16/32/64 with another type (other
+// than a floating one, for the unsigned), and for types without an element size here.
+ScalarType promoteTypes(ScalarType a, ScalarType b);
 
 // The opreg DType of a ScalarType; kType error naming the type when opreg has none.
 ::opreg::DType ToDType(ScalarType t);

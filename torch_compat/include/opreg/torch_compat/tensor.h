@@ -23,6 +23,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -362,6 +363,9 @@ class Tensor {
              std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor mean() const;
   Tensor amax() const;
+  // The largest element over `dim` (every dim when empty), NaN winning; the dims kept as size 1
+  // with keepdim.
+  Tensor amax(IntArrayRef dim, bool keepdim = false) const;
   Tensor amin() const;
   // Index (int64) of the largest / smallest element along `dim`, or of the flattened tensor
   // without one; the first on ties, and NaN counts as the largest (libtorch's rule) for both.
@@ -374,6 +378,19 @@ class Tensor {
   Tensor mul(const Scalar& value) const;
   Tensor add(const Scalar& value) const;
   Tensor div(const Scalar& value) const;
+  // Broadcasting binary ops of libtorch (the functions below): promoted result dtype.
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor subtract(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor bitwise_and(const Tensor& other) const;
+  Tensor bitwise_or(const Tensor& other) const;
+  Tensor bitwise_left_shift(const Tensor& other) const;
+  Tensor bitwise_right_shift(const Tensor& other) const;
+  Tensor floor_divide(const Tensor& other) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor matmul(const Tensor& other) const;
+  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
+  std::tuple<Tensor, Tensor> sort(std::optional<bool> stable, int64_t dim = -1,
+                                  bool descending = false) const;
   bool equal(const Tensor& other) const;
   bool allclose(const Tensor& other, double rtol = 1e-05, double atol = 1e-08) const;
 
@@ -381,14 +398,11 @@ class Tensor {
   OPREG_TORCH_COMPAT_UNSUPPORTED("at::Tensor::backward", backward)
   OPREG_TORCH_COMPAT_UNSUPPORTED("at::Tensor::grad", grad)
   OPREG_TORCH_COMPAT_UNSUPPORTED("at::Tensor::requires_grad_", requires_grad_)
-  OPREG_TORCH_COMPAT_UNSUPPORTED("at::Tensor::matmul", matmul)
   OPREG_TORCH_COMPAT_UNSUPPORTED("at::Tensor::mm", mm)
   OPREG_TORCH_COMPAT_UNSUPPORTED("at::Tensor::bmm", bmm)
-  OPREG_TORCH_COMPAT_UNSUPPORTED("at::Tensor::index_select", index_select)
   OPREG_TORCH_COMPAT_UNSUPPORTED("at::Tensor::index", index)
   OPREG_TORCH_COMPAT_UNSUPPORTED("at::Tensor::index_put_", index_put_)
   OPREG_TORCH_COMPAT_UNSUPPORTED("at::Tensor::softmax", softmax)
-  OPREG_TORCH_COMPAT_UNSUPPORTED("at::Tensor::sort", sort)
   OPREG_TORCH_COMPAT_UNSUPPORTED("at::Tensor::topk", topk)
   OPREG_TORCH_COMPAT_UNSUPPORTED("at::Tensor::record_stream", record_stream)
 
@@ -454,16 +468,31 @@ Tensor& sum_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim =
                 std::optional<ScalarType> dtype = std::nullopt);
 Tensor& amax_out(Tensor& out, const Tensor& self);
 Tensor& cat_out(Tensor& out, TensorList tensors, int64_t dim = 0);
+// Host-side, like the rest of these (CUDA tensors through host copies), in double for floating
+// types and int64 for integral ones, with libtorch's semantics and messages (see
+// torch_compat/src/tensor_compute.cc): broadcasting, promoteTypes, shifts past the width,
+// Python's floor division, NaN sorted last (first when descending), stable sorts.
+Tensor amax(const Tensor& self, IntArrayRef dim, bool keepdim = false);
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor subtract(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor bitwise_and(const Tensor& self, const Tensor& other);
+Tensor bitwise_or(const Tensor& self, const Tensor& other);
+Tensor bitwise_left_shift(const Tensor& self, const Tensor& other);
+Tensor bitwise_right_shift(const Tensor& self, const Tensor& other);
+Tensor floor_divide(const Tensor& self, const Tensor& other);
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index);
+// 1-D and 2-D operands, and batches broadcast over the leading dims (torch.matmul's rules).
+Tensor matmul(const Tensor& self, const Tensor& other);
+std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim = -1, bool descending = false);
+std::tuple<Tensor, Tensor> sort(const Tensor& self, std::optional<bool> stable, int64_t dim = -1,
+                                bool descending = false);
 bool equal(const Tensor& a, const Tensor& b);
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-05, double atol = 1e-08);
 
-OPREG_TORCH_COMPAT_UNSUPPORTED_FREE("at::matmul", matmul)
 OPREG_TORCH_COMPAT_UNSUPPORTED_FREE("at::mm", mm)
 OPREG_TORCH_COMPAT_UNSUPPORTED_FREE("at::bmm", bmm)
 OPREG_TORCH_COMPAT_UNSUPPORTED_FREE("at::softmax", softmax)
 OPREG_TORCH_COMPAT_UNSUPPORTED_FREE("at::topk", topk)
-OPREG_TORCH_COMPAT_UNSUPPORTED_FREE("at::sort", sort)
-OPREG_TORCH_COMPAT_UNSUPPORTED_FREE("at::index_select", index_select)
 OPREG_TORCH_COMPAT_UNSUPPORTED_FREE("at::linear", linear)
 OPREG_TORCH_COMPAT_UNSUPPORTED_FREE("at::conv2d", conv2d)
 

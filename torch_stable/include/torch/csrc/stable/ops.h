@@ -1,6 +1,7 @@
 // opreg::torch_stable: <torch/csrc/stable/ops.h>. The tensor functions of torch's stable API
 // (empty, new_empty, empty_like, new_zeros, view, reshape, narrow, transpose, contiguous, copy_,
-// zero_, fill_, to, sum, pad, flatten, from_blob, ...), each one call into the runtime: aten ops
+// zero_, fill_, to, sum, pad, flatten, from_blob, amax, subtract, matmul, bitwise ops,
+// floor_divide, index_select, sort, ...), each one call into the runtime: aten ops
 // through torch_call_dispatcher, the rest through their aoti_torch_aten_* functions. Results are
 // new tensors (or views, where torch's op returns a view); failures throw std::runtime_error
 // with the runtime's message.
@@ -230,6 +231,80 @@ inline bool is_pinned(const Tensor& self) {
   using detail::from;
   return detail::to<bool>(
       detail::CallAten<2>("aten::is_pinned", "", {from(self), from(std::nullopt)}));
+}
+
+// The largest element over `dims` (every dim when empty).
+inline Tensor amax(const Tensor& self, IntHeaderOnlyArrayRef dims, bool keepdim = false) {
+  AtenTensorHandle ret = nullptr;
+  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_amax(
+      self.get(), dims.data(), static_cast<int64_t>(dims.size()), keepdim, &ret));
+  return Tensor(ret);
+}
+
+inline Tensor amax(const Tensor& self, int64_t dim, bool keepdim = false) {
+  AtenTensorHandle ret = nullptr;
+  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_amax(self.get(), &dim, 1, keepdim, &ret));
+  return Tensor(ret);
+}
+
+// self - alpha * other, broadcast, of the promoted dtype.
+inline Tensor subtract(const Tensor& self, const Tensor& other, double alpha = 1.0) {
+  AtenTensorHandle ret = nullptr;
+  STABLE_TORCH_ERROR_CODE_CHECK(
+      aoti_torch_aten_subtract_Tensor(self.get(), other.get(), alpha, &ret));
+  return Tensor(ret);
+}
+
+namespace detail {
+// A (Tensor, Tensor) -> Tensor aten op.
+inline Tensor CallBinary(const char* name, const char* overload, const Tensor& self,
+                         const Tensor& other) {
+  return to<Tensor>(CallAten<2>(name, overload, {from(self), from(other)}));
+}
+}  // namespace detail
+
+inline Tensor matmul(const Tensor& self, const Tensor& other) {
+  return detail::CallBinary("aten::matmul", "", self, other);
+}
+inline Tensor bitwise_and(const Tensor& self, const Tensor& other) {
+  return detail::CallBinary("aten::bitwise_and", "Tensor", self, other);
+}
+inline Tensor bitwise_or(const Tensor& self, const Tensor& other) {
+  return detail::CallBinary("aten::bitwise_or", "Tensor", self, other);
+}
+inline Tensor bitwise_left_shift(const Tensor& self, const Tensor& other) {
+  return detail::CallBinary("aten::bitwise_left_shift", "Tensor", self, other);
+}
+inline Tensor bitwise_right_shift(const Tensor& self, const Tensor& other) {
+  return detail::CallBinary("aten::bitwise_right_shift", "Tensor", self, other);
+}
+inline Tensor floor_divide(const Tensor& self, const Tensor& other) {
+  return detail::CallBinary("aten::floor_divide", "", self, other);
+}
+
+inline Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+  using detail::from;
+  return detail::to<Tensor>(
+      detail::CallAten<3>("aten::index_select", "", {from(self), from(dim), from(index)}));
+}
+
+// (values, indices) sorted along `dim`.
+inline std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim = -1,
+                                       bool descending = false) {
+  using detail::from;
+  std::array<StableIValue, 3> stack{from(self), from(dim), from(descending)};
+  STABLE_TORCH_ERROR_CODE_CHECK(
+      torch_call_dispatcher("aten::sort", "", stack.data(), TORCH_ABI_VERSION));
+  return {detail::to<Tensor>(stack[0]), detail::to<Tensor>(stack[1])};
+}
+
+inline std::tuple<Tensor, Tensor> sort(const Tensor& self, std::optional<bool> stable,
+                                       int64_t dim = -1, bool descending = false) {
+  using detail::from;
+  std::array<StableIValue, 4> stack{from(self), from(stable), from(dim), from(descending)};
+  STABLE_TORCH_ERROR_CODE_CHECK(
+      torch_call_dispatcher("aten::sort", "stable", stack.data(), TORCH_ABI_VERSION));
+  return {detail::to<Tensor>(stack[0]), detail::to<Tensor>(stack[1])};
 }
 
 // A tensor over `data`, which the caller keeps alive.

@@ -36,6 +36,13 @@ AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_new_zeros(AtenTensorHandle self
                                                            int32_t* device, int32_t device_index_,
                                                            int32_t* pin_memory,
                                                            AtenTensorHandle* ret0);
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_amax(AtenTensorHandle self, const int64_t* dim,
+                                                      int64_t dim_len_, int32_t keepdim,
+                                                      AtenTensorHandle* ret0);
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_subtract_Tensor(AtenTensorHandle self,
+                                                                 AtenTensorHandle other,
+                                                                 double alpha,
+                                                                 AtenTensorHandle* ret0);
 
 #ifdef __cplusplus
 }  // extern "C"
