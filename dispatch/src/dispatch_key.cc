@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "opreg/core/error.h"
+
 namespace opreg {
 namespace {
 
@@ -24,7 +26,25 @@ constexpr std::array<KeyName, 11> kKeyNames = {{
     {"default", DispatchKey::kCompositeExplicit},
 }};
 
+// DispatchKeyName indexes kKeyNames by the enum: its first entries must be the keys in order.
+constexpr bool KeyNamesInEnumOrder() {
+  for (int k = 0; k < kNumDispatchKeys; ++k) {
+    if (static_cast<int>(kKeyNames[k].key) != k) return false;
+  }
+  return true;
+}
+static_assert(KeyNamesInEnumOrder(), "kKeyNames must start with every DispatchKey in order");
+static_assert(kNumRuntimeKeys == 3 && static_cast<int>(DispatchKey::kMeta) == kNumRuntimeKeys - 1,
+              "the runtime keys come first in DispatchKey");
+
 }  // namespace
+
+namespace detail {
+void ThrowUnknownDeviceType(DeviceType type) {
+  OPREG_THROW(kValue, "unknown device type ", static_cast<int>(type),
+              ": no dispatch key serves it (known: cpu, cuda, meta)");
+}
+}  // namespace detail
 
 std::string_view DispatchKeyName(DispatchKey key) { return kKeyNames[static_cast<int>(key)].name; }
 

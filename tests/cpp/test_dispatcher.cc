@@ -468,3 +468,20 @@ TEST_CASE("lookups of unknown ops say what exists", "[dispatch]") {
 }
 
 }  // namespace
+
+TEST_CASE("Every device type has its runtime key; an unknown one is an error", "[dispatch]") {
+  CHECK(opreg::DispatchKeyFor(opreg::DeviceType::kCPU) == DispatchKey::kCPU);
+  CHECK(opreg::DispatchKeyFor(opreg::DeviceType::kCUDA) == DispatchKey::kCUDA);
+  CHECK(opreg::DispatchKeyFor(opreg::DeviceType::kMeta) == DispatchKey::kMeta);
+  for (int k = 0; k < opreg::kNumDispatchKeys; ++k) {
+    const auto key = static_cast<DispatchKey>(k);
+    CHECK(opreg::ParseDispatchKey(opreg::DispatchKeyName(key)) == key);
+  }
+  try {
+    opreg::DispatchKeyFor(static_cast<opreg::DeviceType>(7));
+    FAIL("an unknown device type was served");
+  } catch (const opreg::Error& e) {
+    CHECK(e.kind() == opreg::ErrorKind::kValue);
+    CHECK_THAT(e.what(), Catch::Contains("unknown device type 7"));
+  }
+}

@@ -34,16 +34,24 @@ std::string_view DispatchKeyName(DispatchKey key);
 // `CompositeExplicitAutograd`) and lowercase device names (`cpu`, `cuda`, `meta`).
 std::optional<DispatchKey> ParseDispatchKey(std::string_view name);
 
-// The runtime key of tensors on a device.
+namespace detail {
+// Throws kValue naming the device type's number: a DeviceType outside the enum (a corrupted
+// value, or a device type added without a dispatch key).
+[[noreturn]] void ThrowUnknownDeviceType(DeviceType type);
+}  // namespace detail
+
+// The runtime key of tensors on a device; an unknown device type is an error, never the CPU
+// kernels.
 inline constexpr DispatchKey DispatchKeyFor(DeviceType type) {
   switch (type) {
+    case DeviceType::kCPU:
+      return DispatchKey::kCPU;
     case DeviceType::kCUDA:
       return DispatchKey::kCUDA;
     case DeviceType::kMeta:
       return DispatchKey::kMeta;
-    default:
-      return DispatchKey::kCPU;
   }
+  detail::ThrowUnknownDeviceType(type);
 }
 
 }  // namespace opreg
