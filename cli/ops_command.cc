@@ -6,6 +6,7 @@
 #include <iostream>
 #include <string>
 
+#include "input_file.h"
 #include "opreg/dispatch/library.h"
 
 namespace opreg::cli {
@@ -87,6 +88,12 @@ int RunOpsCommand(const std::vector<std::string>& args) {
   }
   for (const std::string& path : libraries) {
     std::string error;
+    // A path (not a bare name dlopen looks up) must be a regular file: dlopen of a FIFO
+    // blocks until a writer comes.
+    if (path.find('/') != std::string::npos && !CheckRegularFile(path, &error)) {
+      std::cerr << "opreg ops: cannot load " << path << ": " << error << "\n";
+      return 2;
+    }
     if (!LoadKernelLibrary(path, &error)) {
       std::cerr << "opreg ops: cannot load " << path << ": " << error << "\n";
       return 2;

@@ -1,5 +1,7 @@
 #include "schema_command.h"
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -74,6 +76,17 @@ int RunSchemaCommand(const std::vector<std::string>& args) {
     } else {
       files.push_back(a);
     }
+  }
+  const std::string& ns = options.default_namespace;
+  const bool identifier =
+      !ns.empty() && !std::isdigit(static_cast<unsigned char>(ns[0])) &&
+      std::all_of(ns.begin(), ns.end(),
+                  [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  if (!ns.empty() && !identifier) {
+    std::cerr << "opreg schema: --namespace must be an identifier (letters, digits and _, not "
+                 "starting with a digit), got '"
+              << ns << "'\n";
+    return 2;
   }
   int failures = 0;
   if (files.empty()) {

@@ -58,6 +58,10 @@ TEST_CASE("opreg ops reports what it cannot do", "[cli]") {
   CHECK_THAT(err, Catch::StartsWith("opreg ops: cannot load /nonexistent/libx.so: "));
   CHECK(Run({"--bogus"}, &out, &err) == 2);
   CHECK(Run({"a::b", "c::d"}, &out, &err) == 2);
+  // A device (or FIFO: dlopen would block on it) is refused before dlopen sees it.
+  CHECK(Run({"--load", "/dev/zero"}, &out, &err) == 2);
+  CHECK(err == "opreg ops: cannot load /dev/zero: is not a regular file (a FIFO, device or "
+               "socket)\n");
 }
 
 // Last: the errors of a broken library stay recorded for the rest of the process.

@@ -1,7 +1,14 @@
 // `opreg schema`: line-by-line canonicalization, error lines, namespaces.
-#include <catch2/catch.hpp>
-#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+#include "cli_test_util.h"
+#include "plan_command.h"
 #include "schema_command.h"
 
 namespace opreg::cli {
@@ -37,6 +44,34 @@ TEST_CASE("opreg schema rejects unknown options and missing files", "[cli]") {
   CHECK(RunSchemaCommand({"--namespace"}) == 2);
   CHECK(RunSchemaCommand({"/nonexistent/file.txt"}) == 2);
   CHECK(RunSchemaCommand({"/tmp"}) == 2);  // a directory is not an empty input
+}
+
+TEST_CASE("the CLI refuses FIFOs and devices instead of blocking or reading without end",
+          "[cli]") {
+  // A FIFO with no writer blocked open() forever; /dev/zero was read until memory ran out.
+  char dir[] = "/tmp/opreg_cli_fifo_XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string fifo = std::string(dir) + "/f";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero")}) {
+    std::string out, err;
+    CHECK(testing::RunCaptured(RunSchemaCommand, {path}, &out, &err) == 2);
+    CHECK(err == "opreg schema: cannot read " + path +
+                     ": is not a regular file (a FIFO, device or socket); pipe such input to "
+                     "stdin\n");
+    CHECK(testing::RunCaptured(RunPlanCommand, {path}, &out, &err) == 2);
+    CHECK_THAT(err, Catch::Contains("is not a regular file"));
+  }
+  ::unlink(fifo.c_str());
+  ::rmdir(dir);
+}
+
+TEST_CASE("opreg schema --namespace must be an identifier", "[cli]") {
+  std::string out, err;
+  CHECK(testing::RunCaptured(RunSchemaCommand, {"--namespace", "a::b\n(", "/dev/null"}, &out,
+                             &err) == 2);
+  CHECK_THAT(err, Catch::Contains("--namespace must be an identifier"));
+  CHECK(out.empty());
 }
 
 }  // namespace
