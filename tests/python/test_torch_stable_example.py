@@ -25,23 +25,16 @@ from pathlib import Path
 from typing import Dict, List
 
 import pytest
+from stable_runtime import cmake_build
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "torch_stable"
 CHECKS = Path(__file__).resolve().parent / "stable_kernels" / "checks.py"
 SDK = os.environ.get("OPREG_SDK_PREFIX", "")
-JOBS = os.environ.get("OPREG_JOBS", "2")
 
 
 def _cmake_build(build: Path, defines: List[str]) -> subprocess.CompletedProcess:
-    cmd = ["cmake", "-S", str(EXAMPLE), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release", *defines]
-    if shutil.which("ninja"):
-        cmd += ["-G", "Ninja"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        return r
-    return subprocess.run(["cmake", "--build", str(build), "-j", JOBS], capture_output=True,
-                          text=True)
+    return cmake_build(EXAMPLE, build, defines)
 
 
 @pytest.fixture(scope="module")

@@ -98,6 +98,21 @@ Tensor Binary(const Tensor& a, const Tensor& b, ScalarType result, IntOp int_op,
   return out;
 }
 
+// x rounded to a floating dtype's precision (as libtorch rounds each step of an elementwise
+// op on reduced and single-precision types); double stays as is.
+double RoundTo(ScalarType t, double x) {
+  switch (t) {
+    case ScalarType::Float:
+      return static_cast<float>(x);
+    case ScalarType::Half:
+      return static_cast<float>(Half(static_cast<float>(x)));
+    case ScalarType::BFloat16:
+      return static_cast<float>(BFloat16(static_cast<float>(x)));
+    default:
+      return x;
+  }
+}
+
 // Bits of an integral dtype, and whether it is signed.
 int Bits(ScalarType t) { return static_cast<int>(elementSize(t) * 8); }
 bool Signed(ScalarType t) {
@@ -207,7 +222,8 @@ Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
         return static_cast<int64_t>(static_cast<uint64_t>(x) -
                                     static_cast<uint64_t>(y) * static_cast<uint64_t>(ia));
       },
-      [=](double x, double y) { return x - fa * y; });
+      // libtorch rounds alpha * other to the result's precision before subtracting.
+      [=](double x, double y) { return x - (fa == 1 ? y : RoundTo(r, fa * y)); });
 }
 
 Tensor subtract(const Tensor& self, const Tensor& other, const Scalar& alpha) {

@@ -158,12 +158,9 @@ AOTITorchError aoti_torch_aten_subtract_Tensor(AtenTensorHandle self, AtenTensor
   return ShimGuard(__func__, [&] {
     CheckOut(ret0, "ret0");
     const at::Tensor a(TensorOf(self, "self")), b(TensorOf(other, "other"));
-    // torch's shim passes alpha as a double; an integral result takes it as an integer, as
-    // torch's own implementation of this shim function does.
-    const bool integral = c10::isIntegralType(c10::promoteTypes(a.scalar_type(), b.scalar_type()),
-                                              /*include_bool=*/true);
-    const at::Scalar a_scalar =
-        integral ? at::Scalar(static_cast<int64_t>(alpha)) : at::Scalar(alpha);
+    // alpha stays a double, as in torch's implementation of this function: integral tensors
+    // then refuse it ("argument alpha must not be a floating point number"), as there.
+    const at::Scalar a_scalar(alpha);
     *ret0 = NewHandle(at::sub(a, b, a_scalar).opreg());
   });
 }

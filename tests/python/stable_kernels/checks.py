@@ -16,7 +16,6 @@ the caller to compare across runtimes. Exits non-zero on a failure.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import hashlib
 import json
 import os
@@ -25,6 +24,9 @@ from typing import Callable, Dict, List
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from stable_runtime import load_into  # noqa: E402 - tests/python, beside this directory
 
 NS = "stable_kernels"
 CHECKS: List[Callable[[], None]] = []
@@ -245,15 +247,7 @@ def main() -> int:
     parser.add_argument("--runtime", choices=["torch", "opreg"], required=True)
     parser.add_argument("--library", required=True)
     args = parser.parse_args()
-    if args.runtime == "torch":
-        lib = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
-        ctypes.CDLL(lib, mode=os.RTLD_GLOBAL | os.RTLD_NOLOAD)
-        torch.ops.load_library(args.library)
-    else:
-        import opreg
-        import opreg.torch  # noqa: F401 - puts opreg's ops in torch.ops
-
-        opreg.load_library(args.library)
+    load_into(args.runtime, args.library)
     for fn in CHECKS:
         fn()
     schemas = {}
