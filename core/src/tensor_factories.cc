@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -50,6 +51,48 @@ Tensor Allocate(IntArrayRef sizes, DimVector strides, int64_t extent, DType dtyp
   Storage storage = Storage::Allocate(nbytes, GetAllocator(device));
   return Tensor(make_intrusive<TensorImpl>(
       std::move(storage), DimVector(sizes.begin(), sizes.end()), std::move(strides), 0, dtype));
+}
+
+// Whether `value` fits `dtype`, as torch's fill checks it (c10::overflows) but stricter for the
+// unsigned types: an integral type takes a finite value whose truncation lies in its range
+// (torch wraps small negatives into an unsigned type; opreg refuses them, as NumPy does); a
+// floating type takes NaN, infinities and finite values up to its largest; bool takes anything.
+void CheckFillValue(double value, DType dtype, const char* method) {
+  double lo = 0, hi = 0;  // the range of finite values the dtype takes
+  switch (dtype) {
+    case DType::kBool:
+    case DType::kFloat64:
+      return;
+    case DType::kFloat32:
+      lo = -(hi = std::numeric_limits<float>::max());
+      break;
+    case DType::kFloat16:
+      lo = -(hi = 65504.0);
+      break;
+    case DType::kBFloat16:
+      lo = -(hi = 3.3895313892515355e38);
+      break;
+    case DType::kFloat8E4M3FN:
+      lo = -(hi = 448.0);
+      break;
+    case DType::kFloat8E5M2:
+      lo = -(hi = 57344.0);
+      break;
+    default: {  // integral: 2^bits (unsigned) or 2^(bits-1) (signed) is one past the maximum
+      const int bits = static_cast<int>(ItemSize(dtype)) * 8;
+      const bool is_signed = dtype == DType::kInt8 || dtype == DType::kInt16 ||
+                             dtype == DType::kInt32 || dtype == DType::kInt64;
+      const double past_max = std::ldexp(1.0, is_signed ? bits - 1 : bits);
+      const double truncated = std::trunc(value);
+      OPREG_CHECK_VALUE(std::isfinite(value) && truncated < past_max &&
+                            truncated >= (is_signed ? -past_max : 0.0),
+                        method, ": value ", value, " cannot be converted to type ",
+                        DTypeName(dtype), " without overflow");
+      return;
+    }
+  }
+  OPREG_CHECK_VALUE(!std::isfinite(value) || (value >= lo && value <= hi), method, ": value ",
+                    value, " cannot be converted to type ", DTypeName(dtype), " without overflow");
 }
 
 void FillCpu(const Tensor& t, double value) {
@@ -113,7 +156,30 @@ Tensor ones(IntArrayRef sizes, DType dtype, Device device) {
 }
 
 Tensor full(IntArrayRef sizes, double value, DType dtype, Device device) {
+  CheckFillValue(value, dtype, "full()");
   return FilledLike(empty(sizes, dtype, device), value);
+}
+
+Tensor full(IntArrayRef sizes, const Scalar& value, DType dtype, Device device) {
+  if (!value.isIntegral() || IsFloatingPoint(dtype) || dtype == DType::kBool) {
+    return full(sizes, value.toDouble(), dtype, device);
+  }
+  // An integer into an integral dtype: exact (a double would round past 2^53).
+  const int64_t v = value.toInt();
+  CheckFillValue(static_cast<double>(v), dtype, "full()");
+  Tensor result = empty(sizes, dtype, device);
+  if (result.device().is_meta() || result.numel() == 0) return result;
+  Tensor host = result.device().is_cpu() ? result : empty(sizes, dtype, Device::cpu());
+  VisitDType(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) {
+      const T x = static_cast<T>(v);  // in range: checked above
+      T* p = static_cast<T*>(host.data_ptr());
+      for (int64_t i = 0, n = host.numel(); i < n; ++i) p[i] = x;
+    }
+  });
+  if (!result.device().is_cpu()) result.copy_(host);
+  return result;
 }
 
 Tensor arange(int64_t end, DType dtype, Device device) {
@@ -131,6 +197,11 @@ Tensor arange(double start, double end, double step, DType dtype, Device device)
   const double count = std::ceil((end - start) / step);
   OPREG_CHECK_VALUE(count < 9.0e18, "arange(): too many elements (", count, ")");
   const auto n = static_cast<int64_t>(count);
+  // Every element must fit the dtype (torch wraps them silently; opreg refuses).
+  if (n > 0) {
+    CheckFillValue(start, dtype, "arange(): start");
+    CheckFillValue(start + static_cast<double>(n - 1) * step, dtype, "arange(): last element");
+  }
   Tensor result = empty({n}, dtype, device);
   if (device.is_meta()) return result;
   Tensor host = device.is_cpu() ? result : empty({n}, dtype, Device::cpu());
@@ -162,8 +233,8 @@ BlobLayout CheckBlobLayout(void* data, IntArrayRef sizes, IntArrayRef strides, D
   int64_t nbytes = 0;
   ok = ok && (numel == 0 || !__builtin_mul_overflow(last + 1, item, &nbytes));
   if (!ok) {  // throws, or (should the two ever disagree) recomputes both figures
-    nbytes = static_cast<int64_t>(CheckedBytes(StridedExtent(sizes, strides, "from_blob()"), dtype,
-                                               "from_blob()"));
+    nbytes = static_cast<int64_t>(
+        CheckedBytes(StridedExtent(sizes, strides, "from_blob()"), dtype, "from_blob()"));
     numel = ComputeNumel(sizes, "from_blob()");
   }
   OPREG_CHECK_VALUE(data != nullptr || nbytes == 0 || device.is_meta(),

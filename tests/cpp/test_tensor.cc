@@ -90,6 +90,36 @@ TEST_CASE("arange") {
       Catch::StartsWith("arange(): step -1 has the wrong sign for start 0 and end 1"));
 }
 
+TEST_CASE("full and arange refuse values the dtype cannot hold, as torch's fill does") {
+  // Each was silently saturated before (300 -> 127 in int8, NaN -> 0, 2^63 -> INT64_MAX).
+  auto refused = [](auto make, const char* text) {
+    try {
+      make();
+      FAIL("accepted; expected an error containing: " << text);
+    } catch (const opreg::Error& e) {
+      CHECK(e.kind() == opreg::ErrorKind::kValue);
+      CHECK_THAT(e.what(), Catch::Contains(text));
+    }
+  };
+  refused([] { opreg::full({3}, 300.0, DType::kInt8); },
+          "full(): value 300 cannot be converted to type i8 without overflow");
+  refused([] { opreg::full({3}, std::nan(""), DType::kInt8); }, "cannot be converted to type i8");
+  refused([] { opreg::full({3}, 9223372036854775808.0, DType::kInt64); }, "type i64");
+  refused([] { opreg::full({3}, 1e39, DType::kFloat32); }, "type f32");
+  refused([] { opreg::full({3}, opreg::Scalar(int64_t{-256}), DType::kUInt8); }, "type u8");
+  refused([] { opreg::arange(200, DType::kInt8); }, "arange(): last element: value 199");
+  // What torch takes: truncation, NaN and inf floats, anything for bool, exact integers past
+  // 2^53. (torch wraps -1 into uint8; opreg refuses it, as NumPy does.)
+  CHECK(opreg::full({1}, 1.5, DType::kInt32).at({0}) == 1);
+  refused([] { opreg::full({1}, opreg::Scalar(int64_t{-1}), DType::kUInt8); }, "type u8");
+  CHECK(opreg::full({1}, opreg::Scalar(int64_t{255}), DType::kUInt8).at({0}) == 255);
+  CHECK(std::isinf(opreg::full({1}, INFINITY, DType::kFloat16).at({0})));
+  CHECK(opreg::full({1}, 2.0, DType::kBool).at({0}) == 1);
+  const int64_t big = (int64_t{1} << 53) + 1;
+  CHECK(opreg::full({1}, opreg::Scalar(big), DType::kInt64).data_ptr<int64_t>()[0] == big);
+  CHECK(opreg::arange(128, DType::kInt8).numel() == 128);
+}
+
 TEST_CASE("empty_strided and from_blob") {
   Tensor s = opreg::empty_strided({2, 3}, {1, 2}, DType::kFloat32);
   CHECK(Vec(s.strides()) == std::vector<int64_t>{1, 2});

@@ -12,6 +12,7 @@
 
 #include "opreg/core/device.h"
 #include "opreg/core/dtype.h"
+#include "opreg/core/scalar.h"
 #include "opreg/core/tensor.h"
 
 namespace opreg {
@@ -25,12 +26,19 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, DType dtype,
 Tensor empty_like(const Tensor& like);
 Tensor zeros(IntArrayRef sizes, DType dtype, Device device = Device::cpu());
 Tensor ones(IntArrayRef sizes, DType dtype, Device device = Device::cpu());
-// Every element set to `value` converted to dtype (as copy_ converts).
+// Every element set to `value` converted to dtype (as copy_ converts). kValue error, as torch's
+// "value cannot be converted to type ... without overflow", for a value the dtype cannot hold:
+// NaN or out of range for an integral dtype (truncation toward zero is fine; a negative value
+// for an unsigned dtype is refused, where torch wraps it), a finite value beyond a floating
+// dtype's largest.
 Tensor full(IntArrayRef sizes, double value, DType dtype, Device device = Device::cpu());
+// The same from a Scalar; an integer into an integral dtype is exact (beyond 2^53 too).
+Tensor full(IntArrayRef sizes, const Scalar& value, DType dtype, Device device = Device::cpu());
 // [0, 1, ..., end-1] (1-d).
 Tensor arange(int64_t end, DType dtype, Device device = Device::cpu());
 // start, start+step, ... while < end (> end for negative step), as torch.arange: the length is
-// ceil((end - start) / step). kValue error for step == 0 or a step of the wrong sign.
+// ceil((end - start) / step). kValue error for step == 0 or a step of the wrong sign, and when
+// an element would not fit the dtype (full()'s rule; torch wraps those silently).
 Tensor arange(double start, double end, double step, DType dtype, Device device = Device::cpu());
 
 // Wraps existing memory without copying. The storage covers exactly the bytes the sizes and
