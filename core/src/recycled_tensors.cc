@@ -134,6 +134,7 @@ Tensor RecycledTensors::FromCache(RecycledTensorCache& cache, void* data, IntArr
   slot->~Tensor();
   StorageImpl* storage = impl->storage_.unsafe_get();
   storage->nbytes_ = nbytes;
+  storage->read_only_ = false;  // only writable arrays are recycled
   storage->data_ptr_ = DataPtr(data, owner, release, device);
   return t;
 }

@@ -92,6 +92,9 @@ void CopyCpu(const Tensor& dst, const Tensor& src) {
 const Tensor& Tensor::copy_(const Tensor& src) const {
   OPREG_CHECK_VALUE(defined(), "copy_(): destination tensor is undefined");
   OPREG_CHECK_VALUE(src.defined(), "copy_(): source tensor is undefined");
+  OPREG_CHECK_VALUE(!impl().storage().read_only(),
+                    "copy_(): the destination's memory is read-only (a read-only NumPy array or "
+                    "DLPack tensor); copy it into a writable tensor first");
   OPREG_CHECK_VALUE(sizes() == src.sizes(), "copy_(): shape mismatch: destination has shape ",
                     Shape(sizes()), " but source has shape ", Shape(src.sizes()));
   for (int64_t d = 0; d < dim(); ++d) {

@@ -261,6 +261,13 @@ void OperatorHandle::CheckWrittenTensors(const OpDefinition& def, const Tensor* 
                                          size_t n) const {
   for (uint16_t w : def.written_tensor_arguments) {
     if (w >= n || tensors[w] == nullptr) continue;
+    if (OPREG_UNLIKELY(tensors[w]->defined() && tensors[w]->storage().read_only())) {
+      const auto& args = def.schema.arguments();
+      OPREG_THROW(kValue, ArgErrorMessage(entry_->name().str(), args[w].name(),
+                                          static_cast<int>(w),
+                                          "a writable tensor (the op writes to it)",
+                                          "a tensor over read-only memory"));
+    }
     for (uint16_t i : def.tensor_arguments) {
       if (i == w || i >= n || tensors[i] == nullptr) continue;
       if (!PartiallyOverlap(*tensors[w], *tensors[i])) continue;

@@ -1,6 +1,7 @@
 #include "opreg/ops/checks.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "opreg/core/error.h"
 #include "opreg/core/string_util.h"
@@ -118,10 +119,18 @@ std::pair<int64_t, int64_t> ByteExtent(const Tensor& t) {
 }  // namespace
 
 bool MemoryOverlaps(const Tensor& a, const Tensor& b) {
-  if (!a.defined() || !b.defined() || !a.is_alias_of(b)) return false;
-  if (a.numel() == 0 || b.numel() == 0) return false;
-  const auto [alo, ahi] = ByteExtent(a);
-  const auto [blo, bhi] = ByteExtent(b);
+  if (!a.defined() || !b.defined() || a.numel() == 0 || b.numel() == 0) return false;
+  auto [alo, ahi] = ByteExtent(a);
+  auto [blo, bhi] = ByteExtent(b);
+  if (!a.is_alias_of(b)) {
+    // Different storages can still hold the same bytes: the same NumPy array or torch tensor
+    // passed twice is imported twice. Compare addresses on one device (meta tensors hold none).
+    const auto* pa = static_cast<const char*>(a.storage().data());
+    const auto* pb = static_cast<const char*>(b.storage().data());
+    if (pa == nullptr || pb == nullptr || a.device() != b.device()) return false;
+    const auto base_a = reinterpret_cast<uintptr_t>(pa), base_b = reinterpret_cast<uintptr_t>(pb);
+    return base_a + alo < base_b + bhi && base_b + blo < base_a + ahi;
+  }
   return alo < bhi && blo < ahi;
 }
 

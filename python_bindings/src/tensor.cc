@@ -214,7 +214,10 @@ Tensor ImportVersioned(DLManagedTensorVersioned* m) {
   }
   absl::StatusOr<Tensor> t = FromDLTensor(m->dl_tensor, m, &ReleaseImportedVersioned);
   CheckStatus(t.status());
-  if (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) ThisCallOrigin().last_import_readonly = true;
+  if (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) {
+    ThisCallOrigin().last_import_readonly = true;
+    t->storage().unsafe_get()->set_read_only(true);  // a fresh storage of this import
+  }
   return *std::move(t);
 }
 
@@ -230,12 +233,14 @@ DLManagedTensorVersioned* ExportVersioned(const Tensor& tensor, bool copied) {
   e->managed.version.minor = DLPACK_MINOR_VERSION;
   e->managed.manager_ctx = e.get();
   e->managed.deleter = &DeleteVersionedExport;
-  e->managed.flags = copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0;
+  e->managed.flags = (copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0) |
+                     (tensor.storage().read_only() ? DLPACK_FLAG_BITMASK_READ_ONLY : 0);
   g_live_exports.fetch_add(1, std::memory_order_relaxed);
   return &e.release()->managed;
 }
 
-// A writable ndarray over the tensor's memory whose base keeps the tensor alive. (NumPy marks
+// An ndarray over the tensor's memory whose base keeps the tensor alive, writable unless the
+// memory was lent read-only. (NumPy marks
 // arrays imported through legacy DLPack read-only, so this goes through the array API.)
 py::object NumpyView(py::object self) {
   const Tensor& t = AsPyTensor(self)->tensor;
@@ -250,7 +255,10 @@ py::object NumpyView(py::object self) {
   std::vector<py::ssize_t> shape(t.sizes().begin(), t.sizes().end());
   std::vector<py::ssize_t> strides;
   for (int64_t s : t.strides()) strides.push_back(static_cast<py::ssize_t>(s * t.itemsize()));
-  return py::array(dt, shape, strides, t.data_ptr(), self);
+  py::array a(dt, shape, strides, t.data_ptr(), self);
+  // Memory lent read-only stays read-only in NumPy's view of it.
+  if (t.storage().read_only()) a.attr("flags").attr("writeable") = false;
+  return a;
 }
 
 py::object WrapTensor(Tensor t) {
@@ -482,9 +490,28 @@ void InitTensor(py::module_& m) {
       py::arg("shape"), py::arg("dtype") = py::none(), py::arg("device") = py::none());
   m.def(
       "full",
-      [](py::object shape, double value, py::object dtype, py::object device) {
+      [](py::object shape, py::object value, py::object dtype, py::object device) {
+        // A Python int stays exact (a double would round it past 2^53); one beyond int64 is
+        // out of range for every integral dtype.
+        Scalar fill;
+        if (PyLong_Check(value.ptr()) && !PyBool_Check(value.ptr())) {
+          int overflow = 0;
+          const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+          if (overflow != 0) {
+            const double d = PyLong_AsDouble(value.ptr());  // past int64: float dtypes only
+            if (PyErr_Occurred()) {
+              PyErr_Clear();
+              throw Error(ErrorKind::kValue, "full(): fill_value is too large for any dtype");
+            }
+            fill = Scalar(d);
+          } else {
+            fill = Scalar(static_cast<int64_t>(v));
+          }
+        } else {
+          fill = Scalar(value.cast<double>());
+        }
         return WrapTensor(
-            full(ShapeArg(shape), value, ParseDTypeArg(dtype), ParseDeviceArg(device)));
+            full(ShapeArg(shape), fill, ParseDTypeArg(dtype), ParseDeviceArg(device)));
       },
       py::arg("shape"), py::arg("fill_value"), py::arg("dtype") = py::none(),
       py::arg("device") = py::none());

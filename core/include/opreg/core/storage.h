@@ -29,12 +29,18 @@ class StorageImpl : public intrusive_ptr_target {
   // Replaces the owner of the buffer (the DLPack import validates a layout on a non-owning
   // storage, then hands it the owner). Only while no other thread uses this storage.
   void set_data_ptr(DataPtr data_ptr) { data_ptr_ = std::move(data_ptr); }
+  // Memory its owner lent for reading only (a read-only NumPy array, a DLPack tensor flagged
+  // read-only): opreg's writes to it (copy_, written op arguments) are refused. Set once, by
+  // the import that creates the storage, before the tensor is shared.
+  bool read_only() const { return read_only_; }
+  void set_read_only(bool read_only) { read_only_ = read_only; }
 
  private:
   friend class RecycledTensors;  // refills a storage it holds the only handle of
 
   DataPtr data_ptr_;
   size_t nbytes_;
+  bool read_only_ = false;
 };
 
 // A handle to a StorageImpl (may be null: a default-constructed Storage is undefined).
@@ -56,6 +62,7 @@ class Storage {
   // Number of handles (Storage objects and tensors) sharing the buffer; 0 if undefined.
   size_t use_count() const { return impl_.use_count(); }
   bool is_same(const Storage& other) const { return impl_ == other.impl_; }
+  bool read_only() const { return impl_ && impl_->read_only(); }
   StorageImpl* unsafe_get() const { return impl_.get(); }
 
  private:

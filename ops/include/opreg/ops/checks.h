@@ -76,7 +76,8 @@ void CheckOut(std::string_view op, std::string_view out_name, int index, const T
               IntArrayRef expected_sizes, DType expected_dtype, Device device);
 
 // True when the element bytes `a` and `b` can reach (from their first to their last element)
-// overlap in the same storage. Empty tensors overlap nothing.
+// overlap: in the same storage, or at the same addresses of one device through two storages
+// (one buffer imported twice). Empty and meta tensors overlap nothing across storages.
 bool MemoryOverlaps(const Tensor& a, const Tensor& b);
 
 // The out argument does not overlap any of `inputs` (undefined inputs are skipped) (kValue):
