@@ -72,9 +72,23 @@ def load_library(path: str | os.PathLike[str]) -> None:
     file, OSError when the dynamic loader refuses the library (its message names the missing
     symbol or dependency), and RegistrationError when some of its def/impl calls failed.
     """
-    real = os.path.realpath(os.fspath(path))
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"opreg.load_library: expected a path (str or os.PathLike), got "
+                        f"{type(path).__name__}")
+    shown = os.fspath(path)
+    if isinstance(shown, str) and "\0" in shown:
+        raise ValueError(f"opreg.load_library: the path {shown!r} contains a NUL byte")
+    try:
+        real = os.path.realpath(shown, strict=True)
+    except OSError as e:  # missing, or a loop of symbolic links
+        raise FileNotFoundError(f"opreg.load_library: no such library: {shown!r} "
+                                f"({e.strerror or e})") from None
+    if os.path.isdir(real):
+        raise IsADirectoryError(f"opreg.load_library: {shown!r} is a directory, not a library")
     if not os.path.isfile(real):
-        raise FileNotFoundError(f"opreg.load_library: no such library: {os.fspath(path)!r}")
+        # dlopen of a FIFO would block until a writer came; devices are never libraries.
+        raise OSError(f"opreg.load_library: {shown!r} is not a regular file (a FIFO, device "
+                      f"or socket), so not a library")
     with _lock:
         if real in _loaded:
             return

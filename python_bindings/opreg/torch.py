@@ -65,6 +65,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 
 from . import _C, returning_opreg_tensors
+from . import _torch_math_bits as _math_bits
 from ._builtin_shapes import SHAPES as _SYMBOLIC_SHAPES
 from .custom_op import CUSTOM_OPS
 
@@ -426,11 +427,15 @@ def _register_kernels(qualified: str, opreg_op: Any, schema: Any, lib: torch.lib
         kernel = _make_kernel(opreg_op, schema)
         for key in keys:
             lib.impl(target, kernel, key)
+    ns, rest = qualified.split("::", 1)
+    name, _, overload = rest.partition(".")
+
+    def torch_op() -> Any:
+        return getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
+
+    _math_bits.register_negative_kernel(schema, lib, target, torch_op)
     if owner in CUSTOM_OPS:
-        ns, rest = qualified.split("::", 1)
-        name, _, overload = rest.partition(".")
-        _register_version_bump(schema, lib, target, lambda: getattr(
-            getattr(getattr(torch.ops, ns), name), overload or "default"))
+        _register_version_bump(schema, lib, target, torch_op)
     fake = _make_fake(opreg_op, schema, qualified)
     try:
         torch.library.register_fake(qualified, fake, lib=lib)

@@ -244,8 +244,13 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
       }
     case Conv::kInt: {
       if (IsInt(obj)) return IValue(to_int(obj));
-      int64_t i;
-      if (AsIndex(obj, &i)) return IValue(i);
+      // NumPy integers go through __index__ (as AsIndex); one beyond int64 is named like a
+      // Python int.
+      if (PyIndex_Check(o) && !PyBool_Check(o) && !PyFloat_Check(o)) {
+        py::object index_value = py::reinterpret_steal<py::object>(PyNumber_Index(o));
+        if (!index_value) throw py::error_already_set();
+        return IValue(to_int(index_value));
+      }
       break;
     }
     case Conv::kFloat:

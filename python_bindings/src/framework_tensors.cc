@@ -277,7 +277,10 @@ bool ImportBuffer(py::handle obj, Tensor* out, CallOrigin& o) {
   }
   owner.release();
   o.numpy = true;
-  if (readonly) o.last_import_readonly = true;
+  if (readonly) {
+    o.last_import_readonly = true;
+    t->storage().unsafe_get()->set_read_only(true);  // a fresh storage (never recycled)
+  }
   *out = *std::move(t);
   return true;
 }
@@ -348,11 +351,14 @@ const DLPackExchangeAPI* ExchangeApiOfType(PyTypeObject* type) { return Exchange
 // a negated view can be: torch's public API makes one only as `.imag` of a conjugated complex
 // tensor (and views of that), whose elements all sit at odd positions of the complex storage's
 // real view, so its data pointer is an odd multiple of the element size. Aligned tensors, the
-// usual case, cost nothing; torch's private `_neg_view()` of aligned memory is not detected.
-void RefuseLazyNegation(py::handle obj, const Tensor& imported) {
+// usual case, cost nothing. A tensor an op writes (`any_address`) is always asked, since
+// writing through an undetected negated view would corrupt the caller's data: so torch's private
+// `_neg_view()` of aligned memory goes undetected only where an op reads it (read un-negated).
+void RefuseLazyNegation(py::handle obj, const Tensor& imported, bool any_address) {
   const uintptr_t item = ItemSize(imported.dtype());
   const uintptr_t address = reinterpret_cast<uintptr_t>(imported.data_ptr());
-  if (imported.numel() == 0 || item == 0 || address % (2 * item) != item) return;
+  if (imported.numel() == 0 || item == 0) return;
+  if (!any_address && address % (2 * item) != item) return;
   struct Cache {
     PyObject* type = nullptr;    // strong reference, so the address is never reused under us
     PyObject* is_neg = nullptr;  // the type's is_neg, or null when it has none
@@ -383,7 +389,7 @@ bool TryImportThroughExchangeApi(py::handle obj, Tensor* out, CallOrigin* origin
   const DLPackExchangeAPI* api = ExchangeApiOf(Py_TYPE(obj.ptr()));
   if (api == nullptr) return false;
   *out = ImportThroughApi(obj, api, origin != nullptr ? *origin : ThisCallOrigin());
-  RefuseLazyNegation(obj, *out);
+  RefuseLazyNegation(obj, *out, /*any_address=*/false);
   return true;
 }
 
@@ -395,7 +401,9 @@ Tensor ImportForeignTensor(py::handle obj) {
   const bool ndarray = type == NdarrayType();
   if (ndarray && ImportBuffer(obj, &t, o)) return t;
   t = ImportThroughDLPack(obj);
-  if (!ndarray && !PyCapsule_CheckExact(obj.ptr())) RefuseLazyNegation(obj, t);
+  if (!ndarray && !PyCapsule_CheckExact(obj.ptr())) {
+    RefuseLazyNegation(obj, t, /*any_address=*/false);
+  }
   if (ndarray) {
     o.numpy = true;
   } else if (o.dlpack_type == nullptr && !PyCapsule_CheckExact(obj.ptr())) {

@@ -141,6 +141,10 @@ class CallOriginScope {
 // __dlpack__. Records the origin in ThisCallOrigin(). Throws opreg::Error (kType) for objects
 // that are none of these, and for layouts opreg cannot view (negative strides).
 Tensor ImportForeignTensor(py::handle obj);
+// Throws kValue when `obj` (imported as `imported`) is a torch tensor with the negative bit set.
+// Imports ask only where public API can make such a view (see the .cc); `any_address` asks
+// always (for tensors an op writes; costs a Python call per torch tensor).
+void RefuseLazyNegation(py::handle obj, const Tensor& imported, bool any_address);
 // True for objects ImportForeignTensor reads from C (torch tensors, NumPy arrays).
 bool HasFastImport(py::handle obj);
 // The DLPack C exchange table a Python type publishes (`__dlpack_c_exchange_api__`, torch 2.11

@@ -41,6 +41,7 @@ class OpOverload {
       stack.push_back(
           ToIValue(py::handle(args[i]), i < convs_.size() ? convs_[i] : ArgConv{}, &op_, i, &o));
       if (o.last_import_readonly) CheckWritable(i, args[i]);
+      if (i < written_.size() && written_[i]) CheckNotNegated(i, stack.back(), args[i]);
     }
     const Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
     // Per argument, the caller's object (ops with `Tensor(a!)` returns only: see below).
@@ -66,6 +67,7 @@ class OpOverload {
         }
         slots[i] = ToIValue(py::handle(args[nargs + k]), convs_[i], &op_, i, &o);
         if (o.last_import_readonly) CheckWritable(i, args[nargs + k]);
+        if (written_[i]) CheckNotNegated(i, *slots[i], args[nargs + k]);
         if (!objects.empty()) objects[i] = args[nargs + k];
       }
       const auto& schema_args = def->schema.arguments();
@@ -110,6 +112,25 @@ class OpOverload {
   }
   std::string Schema() const { return op_.schema().str(); }
 
+  // A written tensor argument from a framework (torch) must not be a lazily negated view: the
+  // op would write un-negated values through it. (opreg tensors have no such views; for NumPy
+  // arrays the check finds no is_neg and returns.)
+  void CheckNotNegated(size_t i, const IValue& v, PyObject* obj) const {
+    if (!v.isTensor() || ExactPyTensor(obj) != nullptr) return;
+    try {
+      RefuseLazyNegation(py::handle(obj), v.toTensor(), /*any_address=*/true);
+    } catch (const Error&) {
+      const auto& schema_args = cached_->schema.arguments();
+      throw Error(ErrorKind::kValue,
+                  ArgErrorMessage(op_.operator_name().str(), schema_args[i].name(),
+                                  static_cast<int>(i),
+                                  "a tensor the op can write (pass a plain tensor, or call "
+                                  "resolve_neg() and copy back)",
+                                  "a lazily negated view (torch's negative bit is set): the "
+                                  "op would write un-negated values through it"));
+    }
+  }
+
  private:
   void Rebuild(const OpDefinition* def) {
     if (def == nullptr) op_.definition();  // throws: no longer defined
@@ -126,6 +147,8 @@ class OpOverload {
       if (!kw) ++num_positional_;
     }
     vararg_ = s.is_vararg();
+    written_.clear();
+    for (const Argument& a : s.arguments()) written_.push_back(a.is_write());
     aliased_returns_.clear();
     for (size_t r = 0; r < s.returns().size(); ++r) {
       const std::optional<size_t> j = s.ReturnedArgumentIndex(r);
@@ -157,6 +180,7 @@ class OpOverload {
   // return is an argument.
   std::vector<int> aliased_returns_;
   std::vector<ArgConv> convs_;
+  std::vector<bool> written_;  // per argument: the schema writes it
   absl::flat_hash_map<std::string, size_t> index_;
   size_t num_positional_ = 0;
   bool vararg_ = false;

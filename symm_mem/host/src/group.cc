@@ -83,6 +83,9 @@ Group::~Group() {
 std::shared_ptr<Group> Group::Create(std::string name, int rank, int world,
                                      std::shared_ptr<Store> store, GroupOptions options) {
   OPREG_CHECK_VALUE(!name.empty(), "symm_mem::Group::Create: empty group name");
+  // Names become store keys, hence file names (255 bytes, escaped) in a FileStore.
+  OPREG_CHECK_VALUE(name.size() <= 128, "symm_mem::Group::Create: the group name is ",
+                    name.size(), " bytes long; at most 128 are allowed");
   OPREG_CHECK_VALUE(world >= 1 && rank >= 0 && rank < world, "symm_mem::Group::Create('", name,
                     "'): rank ", rank, " is not in [0, world ", world, ")");
   OPREG_CHECK_VALUE(store != nullptr, "symm_mem::Group::Create('", name, "'): null store");

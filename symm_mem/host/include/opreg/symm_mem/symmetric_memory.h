@@ -112,7 +112,8 @@ class SymmetricMemory {
 class Group : public std::enable_shared_from_this<Group> {
  public:
   // Collective over `world` ranks: creates and maps the heaps and registers the group under
-  // `name` in this process. kValue error for a bad rank/world or a name already registered.
+  // `name` in this process. kValue error for a bad rank/world, an empty name or one over 128
+  // bytes, or a name already registered.
   static std::shared_ptr<Group> Create(std::string name, int rank, int world,
                                        std::shared_ptr<Store> store, GroupOptions options = {});
   // The registered group `name`; kKey error naming the known groups when there is none.
