@@ -6,12 +6,15 @@ in fresh processes (which import this file from their parent directory).
 """
 from __future__ import annotations
 
+import argparse
 import ctypes
+import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
-from typing import List
+from typing import Any, Dict, List
 
 JOBS = os.environ.get("OPREG_JOBS", "2")
 
@@ -46,3 +49,22 @@ def load_into(runtime: str, library: str) -> None:
         import opreg.torch  # noqa: F401 - puts opreg's ops in torch.ops
 
         opreg.load_library(library)
+
+
+def run_checks(script: Path, runtime: str, library: Path) -> Dict[str, Any]:
+    """Runs a check script (`--runtime R --library L`) in a fresh process; its last stdout line
+    is the JSON it reports. Fails the calling test with the script's output if it fails."""
+    r = subprocess.run([sys.executable, str(script), "--runtime", runtime, "--library",
+                        str(library)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"{script.name} --runtime {runtime} failed:\n{r.stdout}\n{r.stderr}"
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def parse_check_args() -> argparse.Namespace:
+    """A check script's command line (--runtime torch|opreg --library PATH), library loaded."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runtime", choices=["torch", "opreg"], required=True)
+    parser.add_argument("--library", required=True)
+    args = parser.parse_args()
+    load_into(args.runtime, args.library)
+    return args

@@ -8,16 +8,13 @@ it); each test says why when it skips.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Dict
 
 import pytest
-from stable_runtime import cmake_build
+from stable_runtime import cmake_build, run_checks
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "stable_aten_calls"
@@ -33,10 +30,7 @@ def _build(tmp: Path, defines: list) -> Path:
 
 
 def _run(runtime: str, library: Path) -> Dict[str, object]:
-    r = subprocess.run([sys.executable, str(CHECKS), "--runtime", runtime, "--library",
-                        str(library)], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, f"checks.py --runtime {runtime} failed:\n{r.stdout}\n{r.stderr}"
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return run_checks(CHECKS, runtime, library)
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,6 @@ when it skips.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import Dict, List
 
 import pytest
-from stable_runtime import cmake_build
+from stable_runtime import cmake_build, run_checks
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "torch_stable"
@@ -69,10 +68,7 @@ def torch_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _run_checks(runtime: str, library: Path) -> Dict[str, object]:
-    r = subprocess.run([sys.executable, str(CHECKS), "--runtime", runtime, "--library",
-                        str(library)], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, f"checks.py --runtime {runtime} failed:\n{r.stdout}\n{r.stderr}"
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return run_checks(CHECKS, runtime, library)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ torch raises (their types are recorded in the digests, so that the runtimes are 
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -23,7 +22,7 @@ from typing import Callable, Dict, List, Tuple
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from stable_runtime import load_into  # noqa: E402 - tests/python, beside this directory
+from stable_runtime import parse_check_args  # noqa: E402 - tests/python, beside this directory
 
 MISMATCHES: List[str] = []
 DIGESTS: Dict[str, str] = {}
@@ -187,11 +186,7 @@ def check_sort() -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runtime", choices=["torch", "opreg"], required=True)
-    parser.add_argument("--library", required=True)
-    args = parser.parse_args()
-    load_into(args.runtime, args.library)
+    args = parse_check_args()
     for check in (check_amax, check_subtract, check_binary, check_index_select, check_sort):
         check()
     print(json.dumps({"runtime": args.runtime, "cases": CASES, "mismatches": MISMATCHES,

@@ -15,7 +15,6 @@ the caller to compare across runtimes. Exits non-zero on a failure.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -26,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from stable_runtime import load_into  # noqa: E402 - tests/python, beside this directory
+from stable_runtime import parse_check_args  # noqa: E402 - tests/python, beside this directory
 
 NS = "stable_kernels"
 CHECKS: List[Callable[[], None]] = []
@@ -243,11 +242,7 @@ def kernel_errors_name_the_op() -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runtime", choices=["torch", "opreg"], required=True)
-    parser.add_argument("--library", required=True)
-    args = parser.parse_args()
-    load_into(args.runtime, args.library)
+    args = parse_check_args()
     for fn in CHECKS:
         fn()
     schemas = {}
