@@ -5,7 +5,7 @@
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(OPREG_BENCH_OPENBLAS REQUIRED IMPORTED_TARGET openblas)
-add_executable(bench_kernels bench_kernels.cc)
+add_executable(bench_kernels bench_kernels.cc bench_timing.cc)
 target_link_libraries(bench_kernels PRIVATE opreg::ops OpenMP::OpenMP_CXX
   PkgConfig::OPREG_BENCH_OPENBLAS)
 if(OPREG_BUILD_CUDA)
