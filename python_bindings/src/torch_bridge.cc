@@ -32,124 +32,12 @@
 #include "opreg/core/recycled_tensors.h"
 #include "opreg/core/tensor_factories.h"
 #include "torch_errors.h"
+#include "torch_shim.h"
 
 namespace opreg::python {
 namespace {
 
-using StableIValue = uint64_t;
-using AtenTensorHandle = void*;
-using TorchLibraryHandle = void*;
-using TorchError = int32_t;  // AOTITorchError: 0 is success
-using BoxedFn = void (*)(StableIValue* stack, uint64_t num_args, uint64_t num_outputs);
-using BlobDeleter = void (*)(void* data, void* context);
-
-// The shim functions used here, resolved once from libtorch_cpu.
-struct TorchShim {
-  TorchError (*library_init_impl)(const char* ns, const char* key, const char* file, uint32_t line,
-                                  TorchLibraryHandle* out);
-  TorchError (*library_impl)(TorchLibraryHandle lib, const char* name, BoxedFn fn);
-  TorchError (*get_data_ptr)(AtenTensorHandle t, void** out);
-  TorchError (*get_dim)(AtenTensorHandle t, int64_t* out);
-  TorchError (*get_sizes)(AtenTensorHandle t, int64_t** out);
-  TorchError (*get_strides)(AtenTensorHandle t, int64_t** out);
-  TorchError (*get_dtype)(AtenTensorHandle t, int32_t* out);
-  TorchError (*get_device_type)(AtenTensorHandle t, int32_t* out);
-  TorchError (*get_device_index)(AtenTensorHandle t, int32_t* out);
-  TorchError (*delete_tensor)(AtenTensorHandle t);
-  TorchError (*from_blob)(void* data, int64_t ndim, const int64_t* sizes, const int64_t* strides,
-                          int64_t storage_offset, int32_t dtype, int32_t device_type,
-                          int32_t device_index, AtenTensorHandle* out, int32_t layout,
-                          const uint8_t* opaque_metadata, int64_t opaque_metadata_size,
-                          BlobDeleter deleter, void* deleter_context);
-  // torch 2.13 on allocates the box of an optional through the shim; earlier ones with `new`.
-  TorchError (*delete_stable_ivalue)(StableIValue* box);
-  // Only on the error path: tells an undefined tensor (None for a `Tensor` through torch.ops)
-  // from another getter failure. Optional.
-  TorchError (*is_defined)(AtenTensorHandle t, bool* out) = nullptr;
-  // Deletes a torch::Library, undoing its registrations (an op's kernels, when the opreg op is
-  // redefined). Optional: without it, a redefined op's new kernels override the old ones.
-  TorchError (*delete_library)(TorchLibraryHandle lib) = nullptr;
-  // A second handle to a torch tensor: a kernel that returns an argument's tensor gives torch
-  // back that very tensor, as a libtorch kernel would (torch then sees the alias; opcheck
-  // flags one the schema does not declare). Optional: without it, a new tensor of its memory.
-  TorchError (*new_tensor_handle)(AtenTensorHandle t, AtenTensorHandle* out) = nullptr;
-  int32_t layout_strided = 0;
-  int32_t device_cpu = 0;
-  int32_t device_cuda = 1;
-  const DLPackExchangeAPI* exchange = nullptr;  // torch.Tensor's: the current CUDA stream
-};
-
 TorchShim* g_shim = nullptr;
-
-template <class Fn>
-bool Resolve(void* lib, const char* name, Fn* out) {
-  *out = reinterpret_cast<Fn>(dlsym(lib, name));
-  return *out != nullptr;
-}
-
-// The value of one of the shim's code functions (`aoti_torch_dtype_float32()`, ...); false
-// when torch lacks it.
-bool ReadCode(void* lib, const std::string& name, int32_t* out) {
-  int32_t (*fn)() = nullptr;
-  if (!Resolve(lib, name.c_str(), &fn)) return false;
-  *out = fn();
-  return true;
-}
-
-// Fills a shim from the loaded libtorch_cpu at `path`; nullptr (with `why`) when torch lacks a
-// function the bridge needs.
-std::unique_ptr<TorchShim> LoadShim(const std::string& path, std::string* why) {
-  // RTLD_NOLOAD: only a library torch has already loaded (never a second copy).
-  void* lib = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
-  if (lib == nullptr) {
-    *why = StrCat("torch's libtorch_cpu is not loaded from ", path);
-    return nullptr;
-  }
-  auto s = std::make_unique<TorchShim>();
-  const char* missing = nullptr;
-  auto need = [&](const char* name, auto* field) {
-    if (!Resolve(lib, name, field) && missing == nullptr) missing = name;
-  };
-  need("aoti_torch_library_init_impl", &s->library_init_impl);
-  need("aoti_torch_library_impl", &s->library_impl);
-  need("aoti_torch_get_data_ptr", &s->get_data_ptr);
-  need("aoti_torch_get_dim", &s->get_dim);
-  need("aoti_torch_get_sizes", &s->get_sizes);
-  need("aoti_torch_get_strides", &s->get_strides);
-  need("aoti_torch_get_dtype", &s->get_dtype);
-  need("aoti_torch_get_device_type", &s->get_device_type);
-  need("aoti_torch_get_device_index", &s->get_device_index);
-  need("aoti_torch_delete_tensor_object", &s->delete_tensor);
-  need("torch_from_blob", &s->from_blob);
-  if (missing != nullptr) {
-    *why = StrCat("this torch has no ", missing, " in its stable C ABI (torch 2.11 or later has)");
-    return nullptr;
-  }
-  Resolve(lib, "torch_delete_stable_ivalue", &s->delete_stable_ivalue);  // optional
-  Resolve(lib, "aoti_torch_is_defined", &s->is_defined);                  // optional
-  Resolve(lib, "aoti_torch_delete_library_object", &s->delete_library);   // optional
-  Resolve(lib, "aoti_torch_new_tensor_handle", &s->new_tensor_handle);    // optional
-  if (!ReadCode(lib, "aoti_torch_layout_strided", &s->layout_strided) ||
-      !ReadCode(lib, "aoti_torch_device_type_cpu", &s->device_cpu) ||
-      !ReadCode(lib, "aoti_torch_device_type_cuda", &s->device_cuda)) {
-    *why = "this torch lacks a device or layout code function of the stable C ABI";
-    return nullptr;
-  }
-  // Dtypes travel as c10 ScalarType codes (TorchScalarTypeCode), as opreg's boxed ScalarType
-  // values do; the shim publishes the same codes, which is checked here once.
-  for (int i = 0; i < kNumDTypes; ++i) {
-    const auto dtype = static_cast<DType>(i);
-    int32_t code = -1;
-    if (!ReadCode(lib, StrCat("aoti_torch_dtype_", TorchDTypeName(dtype)), &code) ||
-        code != TorchScalarTypeCode(dtype)) {
-      *why = StrCat("this torch's stable C ABI has no code ", TorchScalarTypeCode(dtype),
-                    " for dtype ", TorchDTypeName(dtype));
-      return nullptr;
-    }
-  }
-  // `lib` stays open: torch never unloads libtorch_cpu, and the functions are used from now on.
-  return s;
-}
 
 [[noreturn]] __attribute__((noinline, cold)) void ThrowShimFailure(const char* what) {
   throw Error(ErrorKind::kRuntime, StrCat("torch's stable ABI: ", what, " failed"));
@@ -596,9 +484,7 @@ void InitTorchBridge(py::module_& m) {
       "else why the C++ bridge cannot be used with this torch.");
   m.def(
       "_torch_bridge_release",
-      [](const std::string& owner) {
-        return g_shim == nullptr || ReleaseImplLibraries(owner);
-      },
+      [](const std::string& owner) { return g_shim == nullptr || ReleaseImplLibraries(owner); },
       py::arg("owner"),
       "Undoes the kernels registered for `owner` (deletes their torch IMPL libraries); False "
       "when this torch cannot, and they stay.");
@@ -630,9 +516,9 @@ void InitTorchBridge(py::module_& m) {
         auto known = Owners().find(owner);
         if (known == Owners().end() && g_num_ops >= kMaxBridgedOps)
           return StrCat("more than ", kMaxBridgedOps, " bridged ops");
-        Owner& o = known != Owners().end() ? known->second
-                                           : Owners().emplace(owner, Owner{g_num_ops++, {}})
-                                                 .first->second;
+        Owner& o = known != Owners().end()
+                       ? known->second
+                       : Owners().emplace(owner, Owner{g_num_ops++, {}}).first->second;
         const size_t index = o.slot;
         g_ops[index].store(b.release(),
                            std::memory_order_release);  // lives as long as torch's kernel

@@ -1,0 +1,221 @@
+"""opreg.torch's C++ kernels: torch's dispatcher calling opreg through the stable C ABI with no
+Python frame (where the argument types allow), results and errors as the Python kernels give,
+every value kind, threads, references and reused argument objects. (The Python-level behaviour
+of torch ops is in test_torch_bridge.py.)"""
+import itertools
+
+import numpy as np
+import pytest
+
+import opreg
+
+torch = pytest.importorskip("torch", reason="torch is not installed (pip install torch)")
+
+import opreg.torch as opreg_torch  # noqa: E402
+
+needs_ops = pytest.mark.skipif("opreg::add" not in opreg.list_ops(),
+                               reason="opreg::ops not linked in this build")
+_ns = itertools.count()
+
+
+def _torch_has_stable_from_blob():
+    major, minor = (int(p) for p in torch.__version__.split(".")[:2])
+    return (major, minor) >= (2, 11)
+
+
+@needs_ops
+def test_builtin_ops_get_cpp_kernels_where_torch_allows():
+    why_not = opreg_torch._c_bridge_unavailable
+    if not _torch_has_stable_from_blob():
+        assert "2.11" in why_not, why_not
+        return
+    if why_not == "OPREG_TORCH_PYTHON_KERNELS=1":
+        pytest.skip("OPREG_TORCH_PYTHON_KERNELS=1 forces Python kernels")
+    assert why_not == ""
+    python = opreg_torch.python_kernels()
+    for name in ("opreg::rms_norm", "opreg::linear", "opreg::topk", "opreg::per_token_quant"):
+        assert name not in python, (name, python[name])
+    for name, why in python.items():
+        assert why, name
+    # Scalar is not in torch's stable C ABI: opreg::add (Scalar alpha) keeps a Python kernel.
+    assert "Scalar" in python["opreg::add"]
+
+
+_AGREE_SCRIPT = r"""
+import sys, torch, opreg, opreg.torch
+g = torch.Generator().manual_seed(0)
+x = torch.randn(5, 16, generator=g)
+w = torch.rand(16, generator=g) + 0.5
+b = torch.randn(7, 16, generator=g)
+outs = {
+    "rms_norm": torch.ops.opreg.rms_norm(x, w, 1e-6),
+    "linear": torch.ops.opreg.linear(x, b, None),
+    "silu_and_mul": torch.ops.opreg.silu_and_mul(torch.cat([x, x * 2], -1)),
+    "softmax": torch.ops.opreg.softmax(x, -1),
+    "topk": torch.ops.opreg.topk(x, 3, -1),
+    "per_token_quant": torch.ops.opreg.per_token_quant(x, torch.int8),
+    "split_add": torch.ops.opreg.split_add(x, x),
+    "add": torch.ops.opreg.add(x, x, alpha=2),
+}
+inplace = x.clone()
+residual = x.clone() * 3
+torch.ops.opreg.fused_add_rms_norm_(inplace, residual, w, 1e-6)
+outs["fused_add_rms_norm_"] = (inplace, residual)
+outs["python_kernels"] = sorted(opreg.torch.python_kernels())
+torch.save(outs, sys.argv[1])
+"""
+
+
+@needs_ops
+def test_cpp_and_python_kernels_agree(tmp_path):
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "agree.py"
+    script.write_text(_AGREE_SCRIPT)
+    results = {}
+    for mode in ("cpp", "python"):
+        env = dict(os.environ)
+        env.pop("OPREG_TORCH_PYTHON_KERNELS", None)
+        if mode == "python":
+            env["OPREG_TORCH_PYTHON_KERNELS"] = "1"
+        out = tmp_path / f"{mode}.pt"
+        subprocess.run([sys.executable, str(script), str(out)], env=env, check=True, timeout=300)
+        results[mode] = torch.load(out)
+    cpp, python = results["cpp"], results["python"]
+    if _torch_has_stable_from_blob():
+        assert "opreg::rms_norm" not in cpp["python_kernels"]
+    assert "opreg::rms_norm" in python["python_kernels"]
+    for name in cpp:
+        if name != "python_kernels":
+            torch.testing.assert_close(cpp[name], python[name], rtol=0, atol=0, msg=name)
+
+
+def _mix_library():
+    ns = f"cpp_bridge_ns{next(_ns)}"
+    lib = opreg.Library(ns, "DEF")
+    lib.define("mix(Tensor x, Tensor? y=None, int? k=None, float s=1.0, bool flag=False, "
+               "ScalarType? dt=None, SymInt n=0) -> (Tensor, int, float, bool, ScalarType)")
+
+    def mix(x, y, k, s, flag, dt, n):
+        out = np.asarray(x) * s + (np.asarray(y) if y is not None else 0) + n
+        return out, -1 if k is None else 2 * k, s / 2, not flag, 5 if dt is None else dt
+
+    lib.impl("mix", mix, "CPU")
+    lib.register_fake("mix", lambda x, *rest: (x.new_empty(x.shape), 0, 0.0, False, 0))
+    return ns, lib
+
+
+def test_every_value_kind_crosses_the_cpp_bridge():
+    ns, lib = _mix_library()
+    op = getattr(getattr(torch.ops, ns), "mix")
+    if _torch_has_stable_from_blob() and not opreg_torch._c_bridge_unavailable:
+        assert f"{ns}::mix" not in opreg_torch.python_kernels()
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    t, k, s, flag, dt = op(x)
+    torch.testing.assert_close(t, x)
+    # torch.ops returns a ScalarType as its code, as for aten ops (aten::result_type: 6).
+    assert (k, s, flag, dt) == (-1, 0.5, True, 5)
+    y = torch.ones(2, 3)
+    t, k, s, flag, dt = op(x, y, 4, 3.0, True, torch.bfloat16, 10)
+    torch.testing.assert_close(t, x * 3 + 1 + 10)
+    assert (k, s, flag, dt) == (8, 1.5, False, 15)  # bfloat16's code
+    # A non-contiguous view keeps its strides; the result owns fresh memory.
+    v = x.t()
+    t, *_ = op(v, None, None, 2.0)
+    torch.testing.assert_close(t, v * 2)
+    with pytest.raises((TypeError, ValueError, RuntimeError),
+                       match=rf"\[{ns}::mix\] argument 'x' \(#0\)"):
+        op(torch.ones(2, dtype=torch.complex64))
+    lib._destroy()
+
+
+@needs_ops
+def test_cpp_bridge_calls_from_several_threads():
+    # torch releases the GIL around the op; the bridge takes it back once to give back a call's
+    # tensor arguments. Threads racing for it must all finish, with right results and no
+    # references left behind.
+    import threading
+    w = torch.rand(64) + 0.5
+    lw, lb = torch.randn(16, 64), torch.randn(16)
+    errors = []
+
+    def work(seed):
+        try:
+            g = torch.Generator().manual_seed(seed)
+            x = torch.randn(8, 64, generator=g)
+            uses = x._use_count()
+            for _ in range(2000):
+                y = torch.ops.opreg.linear(x, lw, lb)  # three tensor arguments
+                r = x.clone()
+                torch.ops.opreg.fused_add_rms_norm_(r, x.clone(), w, 1e-6)
+            torch.testing.assert_close(y, torch.nn.functional.linear(x, lw, lb), rtol=1e-4,
+                                       atol=1e-4)
+            s = x + x
+            torch.testing.assert_close(r, s * torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + 1e-6)
+                                       * w)
+            assert x._use_count() == uses
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a thread did not finish"
+    assert not errors, errors
+    assert w._use_count() == 1 and lw._use_count() == 1
+
+
+@needs_ops
+def test_cpp_bridge_keeps_no_references(device):
+    x = torch.randn(8, 32, device=device)
+    w = torch.rand(32, device=device) + 0.5
+    bad = torch.ones(2, 4, dtype=torch.int64, device=device)
+    live = opreg._C._torch_bridge_live_results()
+    uses = (x._use_count(), w._use_count(), bad._use_count())
+    for _ in range(100_000):
+        y = torch.ops.opreg.rms_norm(x, w, 1e-6)
+    y2 = torch.ops.opreg.topk(x, 2, -1)
+    assert opreg._C._torch_bridge_live_results() >= live + (1 if "opreg::rms_norm" not in
+                                                            opreg_torch.python_kernels() else 0)
+    for _ in range(200):
+        with pytest.raises((TypeError, RuntimeError)):
+            torch.ops.opreg.rms_norm(bad, w, 1e-6)
+    del y, y2
+    assert opreg._C._torch_bridge_live_results() == live
+    assert (x._use_count(), w._use_count(), bad._use_count()) == uses
+
+
+@needs_ops
+def test_cpp_bridge_reuses_argument_objects_but_never_a_kept_one():
+    if "opreg::rms_norm" in opreg_torch.python_kernels():
+        pytest.skip("this torch has no C bridge for opreg::rms_norm: "
+                    + opreg_torch.python_kernels()["opreg::rms_norm"])
+    x = torch.randn(4, 16)
+    w = torch.rand(16) + 0.5
+    torch.ops.opreg.rms_norm(x, w, 1e-6)
+    cached = opreg._C._recycled_tensors_cached()
+    assert cached >= 2
+    # out= returns a tensor over the out argument's memory: that argument's object is kept.
+    out = torch.zeros(4, 16)
+    r = torch.ops.opreg.rms_norm.out(x, w, 1e-6, out=out)
+    assert r.data_ptr() == out.data_ptr()
+    expect = out.clone()
+    del out
+    for _ in range(10):
+        torch.ops.opreg.rms_norm(torch.randn(4, 16), w, 1e-6)
+    torch.testing.assert_close(r, expect)
+    torch.testing.assert_close(r, x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w)
+
+
+@needs_ops
+def test_meta_and_cpu_tensors_together_are_refused_through_torch_ops():
+    # torch picks the Meta kernel when any argument is a meta tensor; opreg's rule (one device
+    # type per call) holds there too, as torch's own ops refuse the mix.
+    m, c = torch.empty(3, device="meta"), torch.ones(3)
+    with pytest.raises(RuntimeError, match=r"\[opreg::add\] expected every tensor on one device: "
+                                           r"argument 'self' is on meta, argument 'other' on cpu"):
+        torch.ops.opreg.add(m, c)
+    assert torch.ops.opreg.add(m, m).device.type == "meta"
