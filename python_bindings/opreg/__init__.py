@@ -14,8 +14,7 @@ TORCH_LIBRARY ones included), `opreg.graph` and `opreg.symm_mem`.
 """
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Iterator, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 from . import _C
 from ._C import (
@@ -35,6 +34,7 @@ from ._C import (
     zeros,
 )
 from ._loading import RegistrationError, load_library, loaded_libraries
+from ._return_mode import returning_opreg_tensors
 from ._ops import ops
 from ._schema_objects import FunctionSchema, Tag
 from .custom_op import CustomOpDef, custom_op, infer_schema
@@ -45,15 +45,6 @@ from . import cuda, symm_mem
 __version__: str = _C.__version__
 
 
-@contextlib.contextmanager
-def returning_opreg_tensors(enabled: bool = True) -> Iterator[None]:
-    """Op calls on this thread return opreg.Tensor results inside the block, whatever framework
-    their tensor arguments came from (torch, NumPy); `enabled=False` restores the default."""
-    old = _C._set_return_opreg_tensors(enabled)
-    try:
-        yield
-    finally:
-        _C._set_return_opreg_tensors(old)
 
 
 def tensor(data: Any, dtype: Optional[str] = None) -> Tensor:

@@ -8,7 +8,7 @@ import sys
 import threading
 from typing import List, Optional, Set
 
-from . import _C
+from . import _C, _op_events
 
 _lock = threading.Lock()
 _loaded: Set[str] = set()
@@ -101,9 +101,7 @@ def load_library(path: str | os.PathLike[str]) -> None:
             raise OSError(f"opreg.load_library: could not load {real}: {detail}") from e
         _loaded.add(real)
         errors = _C.static_registration_errors()[before:]
-    torch_bridge = sys.modules.get("opreg.torch")
-    if torch_bridge is not None:
-        torch_bridge.sync()  # type: ignore[attr-defined]
+    _op_events.loaded()  # opreg.torch, once imported, registers the library's ops
     if errors:
         raise RegistrationError(real, errors)
 

@@ -12,7 +12,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from . import _C, returning_opreg_tensors
+from . import _C
+from ._return_mode import returning_opreg_tensors
 from ._builtin_shapes import SHAPES as _SYMBOLIC_SHAPES
 
 

@@ -10,7 +10,7 @@ import types
 import typing
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
-from . import _C
+from . import _C, _op_events
 from ._schema_objects import FunctionSchema
 from .library import Library
 
@@ -212,7 +212,7 @@ def infer_schema(prototype_function: Callable[..., Any], /, *, mutates_args: Uni
 
 # The ops made by custom_op ("ns::name"): as torch.library.custom_op's, their torch ops bump
 # the version counters of the tensors they mutate (opreg.torch).
-CUSTOM_OPS: set = set()
+CUSTOM_OPS = _op_events.CUSTOM_OPS  # shared with opreg.torch
 
 
 def _has_torch_tensor(args: Sequence[Any], kwargs: Dict[str, Any]) -> bool:
@@ -319,9 +319,8 @@ class CustomOpDef:
         # as torch.library.custom_op's does: autograd (register_autograd), torch.compile and
         # version counters see it. Otherwise it is an opreg.ops call.
         # Looked up on each call, never kept: after a redefinition the torch op is another.
-        bridge = sys.modules.get("opreg.torch")
-        if bridge is not None and _has_torch_tensor(args, kwargs):
-            torch_op = bridge._registered.get(self._qualname)
+        if _op_events.TORCH_OPS and _has_torch_tensor(args, kwargs):
+            torch_op = _op_events.TORCH_OPS.get(self._qualname)
             if torch_op is not None:  # else torch refused it (opreg.torch.skipped() says why)
                 return torch_op(*args, **kwargs)
         return self._opoverload(*args, **kwargs)

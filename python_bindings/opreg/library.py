@@ -15,7 +15,7 @@ import weakref
 from types import FrameType
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
-from . import _C
+from . import _C, _op_events
 from ._schema_objects import Tag, tags_of
 
 _KINDS = ("DEF", "FRAGMENT", "IMPL")
@@ -76,9 +76,7 @@ class Library:
         self._c().define(schema, list(tags_of(tags)), file, line)
         name = schema.split("(", 1)[0].split("::")[-1]
         self._op_defs.append(name)
-        bridge = sys.modules.get("opreg.torch")
-        if bridge is not None:  # opreg ops are torch ops once opreg.torch is imported
-            bridge._on_define(f"{self.ns}::{name}")
+        _op_events.defined(f"{self.ns}::{name}")  # opreg.torch, once imported, follows it
         return name
 
     def impl(self, op_name: Any, fn: Callable[..., Any], dispatch_key: str = "", *,

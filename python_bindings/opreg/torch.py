@@ -63,11 +63,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from . import _C
+from . import _C, _op_events
 from . import _torch_math_bits as _math_bits
 from ._torch_fake_kernels import make_fake as _make_fake
 from ._torch_fake_kernels import torch_fakes as _torch_fakes
-from .custom_op import CUSTOM_OPS
+from ._op_events import CUSTOM_OPS
+from ._op_events import TORCH_OPS as _registered
 
 __all__ = ["python_kernels", "register_autograd", "register_fake", "registered", "skipped", "sync",
            "to_torch_op"]
@@ -117,7 +118,6 @@ _companions: Dict[str, str] = {}  # op -> its companion op, "opreg_mut::..."
 # Per op: the Library holding its default autograd kernel (a backward that raises), dropped
 # when register_autograd gives the op a real one.
 _default_autograd: Dict[str, torch.library.Library] = {}
-_registered: Dict[str, Any] = {}  # "ns::name.overload" -> torch OpOverload
 _skipped: Dict[str, str] = {}  # "ns::name.overload" -> why
 
 
@@ -496,7 +496,7 @@ def _on_cpp_define(names: List[str]) -> None:
 
 
 def _on_define(qualified_name: str) -> None:
-    """Called by opreg.Library.define once opreg.torch is imported: a name skipped before (its
+    """Follows opreg.Library.define (through _op_events): a name skipped before (its
     schema refused, torch's op of that name since gone) is tried again."""
     with _lock:
         _skipped.pop(qualified_name, None)
@@ -507,4 +507,6 @@ def _on_define(qualified_name: str) -> None:
 # too (at a bytecode boundary inside sync(), so deferred to its end).
 _C._on_cpp_define(_on_cpp_define)
 atexit.register(_C._stop_define_listener)
+_op_events.on_defined(_on_define)  # opreg.Library.define
+_op_events.on_loaded(sync)  # opreg.load_library
 sync()
