@@ -34,7 +34,7 @@ import platform
 import statistics
 import sys
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -106,6 +106,9 @@ def compare(rounds: Dict[tuple, List[int]], label: str, num: str, den: str,
 
 def format_comparison(c: Dict[str, Any], width: int) -> str:
     """One line of the targets section ("-" for an arity the pair lacks)."""
+    if "best_ratio_2" in c:  # a functional-op pair: 2 tensors
+        return (f"{c['comparison']:<{width}}  2 tensors {c['best_ratio_2']:.3f} "
+                f"({c['median_ratio_2']:.3f})  target <= {c['target_at_most']:.2f}")
     cells = [f"{c[f'best_ratio_{a}']:.3f} ({c[f'median_ratio_{a}']:.3f})"
              if f"best_ratio_{a}" in c else "-" for a in (1, 3)]
     return (f"{c['comparison']:<{width}}  1 tensor {cells[0]:>15}  3 tensors {cells[1]:>15}"
@@ -119,21 +122,26 @@ _NATIVE_SOURCE = r"""
 namespace {
 void noop1(const at::Tensor&) {}
 void noop3(const at::Tensor&, const at::Tensor&, const at::Tensor&) {}
+// A functional op with a return, no autograd kernel: what a libtorch library's `mul` is.
+at::Tensor mul(const at::Tensor& a, const at::Tensor& b) { return a * b; }
 }  // namespace
 
 TORCH_LIBRARY(bench_native, m) {
   m.def("noop1(Tensor a) -> ()");
   m.def("noop3(Tensor a, Tensor b, Tensor c) -> ()");
+  m.def("mul(Tensor a, Tensor b) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(bench_native, CPU, m) {
   m.impl("noop1", &noop1);
   m.impl("noop3", &noop3);
+  m.impl("mul", &mul);
 }
 
 TORCH_LIBRARY_IMPL(bench_native, CUDA, m) {
   m.impl("noop1", &noop1);
   m.impl("noop3", &noop3);
+  m.impl("mul", &mul);
 }
 """
 
@@ -215,6 +223,35 @@ _COMPARISONS = [
      "torch.ops, native STABLE_TORCH_LIBRARY C++ op (cpp_extension)",
      "torch.ops, native TORCH_LIBRARY C++ op (cpp_extension)", None),
 ]
+
+
+def measure_functional(native: Any, tx: Any, ty: Any, iters: int,
+                       repeats: int) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
+    """A functional op with a return (`mul(a, b) -> Tensor`, two 4-element tensors) through
+    torch.ops: opreg's built-in mul through opreg.torch against the same op as a native
+    TORCH_LIBRARY op (libtorch's `a * b`), timed as a pair in grad mode, under torch.no_grad()
+    and under torch.inference_mode() (the mode entered once around each measurement). Rows
+    carry the time in `ns_2_tensors`; comparisons name the mode."""
+    import torch
+
+    ours, theirs = torch.ops.opreg.mul.default, native.mul.default
+    rows: List[Dict[str, Any]] = []
+    comparisons: List[Dict[str, Any]] = []
+    for mode, enter in (("grad mode", torch.enable_grad), ("torch.no_grad", torch.no_grad),
+                        ("torch.inference_mode", torch.inference_mode)):
+        with enter():
+            t = measure_rounds([(ours, (tx, ty)), (theirs, (tx, ty))], [[0, 1]], iters, repeats)
+        names = (f"torch.ops.opreg.mul via opreg.torch, functional ({mode})",
+                 f"torch.ops, native TORCH_LIBRARY mul, functional ({mode})")
+        for name, times in zip(names, t):
+            rows.append({"case": name, "ns_2_tensors": min(times["op"]) / iters,
+                         "rounds_ns_2_tensors": [v / iters for v in times["op"]]})
+        comparisons.append({
+            "comparison": f"functional op with a return / native TORCH_LIBRARY op ({mode})",
+            "target_at_most": 1.3,
+            "best_ratio_2": min(t[0]["op"]) / min(t[1]["op"]),
+            "median_ratio_2": statistics.median(a / b for a, b in zip(t[0]["op"], t[1]["op"]))})
+    return rows, comparisons
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -362,6 +399,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         rows[i][f"rounds_ns_{suffix}"] = [v / args.iters for v in t["op"]]
         rounds[(cases[i][0], arity)] = t["op"]
     comparisons = [c for c in (compare(rounds, *spec) for spec in _COMPARISONS) if c is not None]
+    if torch_version is not None and not args.no_native:
+        functional_rows, functional_comparisons = measure_functional(
+            _native_torch_ops(), tx, ty, args.iters, args.repeats)
+        rows += functional_rows
+        comparisons += functional_comparisons
 
     w = max(len(r["case"]) for r in rows)
     print(f"per-call time, ns (best of {args.repeats} rounds of {args.iters} calls, every row "
@@ -370,8 +412,15 @@ def main(argv: Optional[List[str]] = None) -> int:
           f"apache-tvm-ffi {tvm_ffi_version or 'not installed'}")
     print(f"{'case':<{w}}  {'1 tensor':>9}  {'3 tensors':>9}")
     for r in rows:
+        if "ns_2_tensors" in r:
+            continue
         three = f"{r['ns_3_tensors']:9.0f}" if "ns_3_tensors" in r else f"{'-':>9}"
         print(f"{r['case']:<{w}}  {r['ns_1_tensor']:9.0f}  {three}")
+    functional = [r for r in rows if "ns_2_tensors" in r]
+    if functional:
+        print("\nfunctional op with a return, 2 tensors (mul of 4 elements), ns per call")
+        for r in functional:
+            print(f"{r['case']:<{w}}  {r['ns_2_tensors']:9.0f}")
     if comparisons:
         print("\ntargets: ratio of the best rounds (median of the per-round ratios)")
         w = max(len(c["comparison"]) for c in comparisons)
