@@ -394,12 +394,17 @@ Tensor matmul(const Tensor& self, const Tensor& other) {
   const int64_t batches = out.numel() / (m * p);
   auto run = [&](auto* pa, auto* pb, auto* pr) {
     using T = std::remove_pointer_t<decltype(pr)>;
+    // Integers wrap as libtorch's do: unsigned arithmetic (a signed overflow would be UB).
+    using Acc = std::conditional_t<std::is_integral_v<T>, uint64_t, T>;
     for (int64_t s = 0; s < batches; ++s) {
       for (int64_t i = 0; i < m; ++i) {
         for (int64_t j = 0; j < p; ++j) {
-          T acc = 0;
-          for (int64_t t = 0; t < k; ++t) acc += pa[(s * m + i) * k + t] * pb[(s * k + t) * p + j];
-          pr[(s * m + i) * p + j] = acc;
+          Acc acc = 0;
+          for (int64_t t = 0; t < k; ++t) {
+            acc += static_cast<Acc>(pa[(s * m + i) * k + t]) *
+                   static_cast<Acc>(pb[(s * k + t) * p + j]);
+          }
+          pr[(s * m + i) * p + j] = static_cast<T>(acc);
         }
       }
     }
