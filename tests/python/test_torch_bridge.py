@@ -10,26 +10,11 @@ import pytest
 import opreg
 
 torch = pytest.importorskip("torch", reason="torch is not installed (pip install torch)")
-import torch._dynamo.testing  # noqa: E402
+from torch_test_util import fresh_dynamo, needs_ops, no_graph_break  # noqa: E402,F401
 
 import opreg.torch as opreg_torch  # noqa: E402
 
-needs_ops = pytest.mark.skipif("opreg::add" not in opreg.list_ops(),
-                               reason="opreg::ops not linked in this build")
 _ns = itertools.count()
-
-
-@pytest.fixture(autouse=True)
-def _fresh_dynamo():
-    torch._dynamo.reset()
-    torch._dynamo.utils.counters.clear()
-    yield
-    torch._dynamo.reset()
-
-
-def _no_graph_break():
-    breaks = dict(torch._dynamo.utils.counters["graph_break"])
-    assert breaks == {}, breaks
 
 
 @needs_ops
@@ -90,7 +75,7 @@ def test_compile_functional_in_place_and_out_forms(backend, device):
     torch.testing.assert_close(x, xe)  # the in-place op's writes reach the caller's tensors
     torch.testing.assert_close(r, re_)
     assert counter.frame_count == 1
-    _no_graph_break()
+    no_graph_break()
 
 
 def _builtin_cases(device="cpu"):
@@ -159,7 +144,7 @@ def test_ops_defined_later_from_python_are_torch_ops_and_compile():
     g, counter = _compiled(lambda x: op(x, 2.0) + 1, "aot_eager")
     torch.testing.assert_close(g(torch.ones(2)), torch.full((2,), 3.0))
     assert counter.frame_count == 1
-    _no_graph_break()
+    no_graph_break()
     lib._destroy()
 
 

@@ -10,26 +10,11 @@ import pytest
 import opreg
 
 torch = pytest.importorskip("torch", reason="torch is not installed (pip install torch)")
-import torch._dynamo.testing  # noqa: E402
+from torch_test_util import fresh_dynamo, needs_ops, no_graph_break  # noqa: E402,F401
 
 import opreg.torch as opreg_torch  # noqa: E402,F401 - registers opreg's ops in torch.ops
 
-needs_ops = pytest.mark.skipif("opreg::add" not in opreg.list_ops(),
-                               reason="opreg::ops not linked in this build")
 _ns = itertools.count()
-
-
-@pytest.fixture(autouse=True)
-def _fresh_dynamo():
-    torch._dynamo.reset()
-    torch._dynamo.utils.counters.clear()
-    yield
-    torch._dynamo.reset()
-
-
-def _no_graph_break():
-    breaks = dict(torch._dynamo.utils.counters["graph_break"])
-    assert breaks == {}, breaks
 
 
 def _silu_and_mul_library(meta_kernel, kernel_key="CPU"):
@@ -79,7 +64,7 @@ def test_ops_returning_nothing_compile_with_dynamic_sizes(meta_kernel, kernel_ke
         x = torch.randn(n, 8)
         torch.testing.assert_close(g(x), torch.nn.functional.silu(x[:, :4]) * x[:, 4:] + 1)
     assert counter.frame_count == 1
-    _no_graph_break()
+    no_graph_break()
     result = opreg.opcheck(f"{ns}::silu_and_mul", (torch.empty(4, 3), torch.randn(4, 6)))
     assert set(result.values()) == {"SUCCESS"}, result
     assert lib.seen and set(lib.seen) == {"cpu"}, lib.seen
@@ -143,7 +128,7 @@ def test_a_torch_level_fake_keeps_the_sizes_of_new_returns_dynamic():
         x = marked(n)
         torch.testing.assert_close(g(x), x * w + 1)
     assert counter.frame_count == 1
-    _no_graph_break()
+    no_graph_break()
     result = opreg.opcheck(f"{ns}::scaled", (torch.randn(3, 8), w))
     assert set(result.values()) == {"SUCCESS"}, result
     # An op returning nothing takes one too (its own checks while tracing, here), and so does
@@ -199,7 +184,7 @@ def test_builtin_ops_keep_a_dynamic_batch_size_symbolic(name):
         torch._dynamo.mark_dynamic(x, 0)
         torch.testing.assert_close(g(x), f(x))
     assert counter.frame_count == 1
-    _no_graph_break()
+    no_graph_break()
 
 
 @needs_ops
