@@ -92,9 +92,19 @@ void CheckOut(std::string_view op, std::string_view out_name, int index, const T
   CheckShape(op, out_name, index, out, expected_sizes);
   CheckDType(op, out_name, index, out, expected_dtype);
   CheckDevice(op, out_name, index, out, device);
-  OPREG_CHECK_VALUE(out.is_contiguous(),
-                    ArgErrorMessage(op, out_name, index, "a contiguous tensor",
-                                    StrCat("strides ", ShapeString(out.strides()))));
+  // CPU (and Meta) kernels write a strided out through a contiguous temporary (IntoOut in
+  // register_cpu.cc); the CUDA kernels write in place and need it contiguous.
+  if (device.is_cuda()) {
+    OPREG_CHECK_VALUE(out.is_contiguous(),
+                      ArgErrorMessage(op, out_name, index, "a contiguous tensor (CUDA kernels)",
+                                      StrCat("strides ", ShapeString(out.strides()))));
+  }
+  for (int64_t d = 0; d < out.dim(); ++d) {
+    OPREG_CHECK_VALUE(out.strides()[d] != 0 || out.sizes()[d] <= 1,
+                      ArgErrorMessage(op, out_name, index,
+                                      "a tensor whose elements do not overlap",
+                                      StrCat("stride 0 in dim ", d, " (an expanded tensor)")));
+  }
 }
 
 void CheckContiguousInput(std::string_view op, std::string_view arg, int index, const Tensor& t) {

@@ -3,10 +3,13 @@
 //
 // Each wrapper validates the call (shape_inference.h: inputs, outs, devices, aliasing) with the
 // op's own name, makes strided inputs contiguous where the kernel needs it (add and mul read
-// any strides), and calls the kernel.
+// any strides), gives strided written tensors a contiguous temporary (WriteTarget), and calls
+// the kernel.
+#include <exception>
 #include <optional>
 #include <tuple>
 
+#include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/library.h"
 #include "opreg/kernels/cpu/kernels.h"
 #include "opreg/ops/checks.h"
@@ -18,60 +21,86 @@ namespace {
 namespace k = ::opreg::kernels::cpu;
 constexpr Device kCpu = Device::cpu();
 
+// The kernels write contiguous memory. A strided tensor the op writes (a column view of a fused
+// qkv, say) gets a contiguous temporary, copied into it after the kernel ran (as torch's
+// TensorIterator does for outs it cannot write directly); with `read`, the temporary starts as
+// a copy of it (an in-place argument).
+class WriteTarget {
+ public:
+  explicit WriteTarget(Tensor& t, bool read = false)
+      : t_(t),
+        strided_(!t.is_contiguous()),
+        tmp_(!strided_ ? t : (read ? t.contiguous() : empty_like(t))) {}
+  ~WriteTarget() noexcept(false) {
+    if (strided_ && std::uncaught_exceptions() == 0) t_.copy_(tmp_);
+  }
+  Tensor& get() { return tmp_; }
+
+ private:
+  Tensor& t_;
+  bool strided_;
+  Tensor tmp_;
+};
+
 Tensor& AddOut(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
   CheckAddOut("opreg::add.out", self, other, alpha, out, kCpu);
-  k::AddOut(self, other, alpha.toDouble(), out);
+  k::AddOut(self, other, alpha.toDouble(), WriteTarget(out).get());
   return out;
 }
 
 Tensor& MulOut(const Tensor& self, const Tensor& other, Tensor& out) {
   CheckMulOut("opreg::mul.out", self, other, out, kCpu);
-  k::MulOut(self, other, out);
+  k::MulOut(self, other, WriteTarget(out).get());
   return out;
 }
 
 std::tuple<Tensor&, Tensor&> SplitAddOut(const Tensor& x, const Tensor& y, Tensor& out0,
                                          Tensor& out1) {
   CheckSplitAddOut("opreg::split_add.out", x, y, out0, out1, kCpu);
-  k::SplitAddOut(x.contiguous(), y.contiguous(), out0, out1);
+  WriteTarget o0(out0), o1(out1);
+  k::SplitAddOut(x.contiguous(), y.contiguous(), o0.get(), o1.get());
   return {out0, out1};
 }
 
 Tensor& RmsNormOut(const Tensor& input, const Tensor& weight, double eps, Tensor& out) {
   CheckRmsNormOut("opreg::rms_norm.out", input, weight, eps, out, kCpu);
-  k::RmsNormOut(input.contiguous(), weight.contiguous(), eps, out);
+  k::RmsNormOut(input.contiguous(), weight.contiguous(), eps, WriteTarget(out).get());
   return out;
 }
 
 void FusedAddRmsNorm(Tensor& input, Tensor& residual, const Tensor& weight, double eps) {
   CheckFusedAddRmsNormOn("opreg::fused_add_rms_norm_", input, residual, weight, eps, kCpu);
-  k::FusedAddRmsNormInplace(input, residual, weight.contiguous(), eps);
+  WriteTarget in(input, /*read=*/true), res(residual, /*read=*/true);
+  k::FusedAddRmsNormInplace(in.get(), res.get(), weight.contiguous(), eps);
 }
 
 Tensor& SiluAndMulOut(const Tensor& x, Tensor& out) {
   CheckSiluAndMulOut("opreg::silu_and_mul.out", x, out, kCpu);
-  k::SiluAndMulOut(x.contiguous(), out);
+  k::SiluAndMulOut(x.contiguous(), WriteTarget(out).get());
   return out;
 }
 
 std::tuple<Tensor&, Tensor&> PerTokenQuantOut(const Tensor& x, DType dtype, Tensor& q,
                                               Tensor& scale) {
   CheckPerTokenQuantOut("opreg::per_token_quant.out", x, dtype, q, scale, kCpu);
-  k::PerTokenQuantOut(x.contiguous(), q, scale);
+  WriteTarget qt(q), st(scale);
+  k::PerTokenQuantOut(x.contiguous(), qt.get(), st.get());
   return {q, scale};
 }
 
 std::tuple<Tensor&, Tensor&> TopkOut(const Tensor& x, int64_t kk, int64_t dim, bool largest,
                                      Tensor& values, Tensor& indices) {
   CheckTopkOut("opreg::topk.out", x, kk, dim, largest, values, indices, kCpu);
+  WriteTarget vt(values), it(indices);
   k::TopkOut(x.contiguous(), kk, WrapDim("opreg::topk.out", "dim", 2, dim, x.dim()), largest,
-             values, indices);
+             vt.get(), it.get());
   return {values, indices};
 }
 
 Tensor& SoftmaxOut(const Tensor& x, int64_t dim, Tensor& out) {
   CheckSoftmaxOut("opreg::softmax.out", x, dim, out, kCpu);
-  k::SoftmaxOut(x.contiguous(), WrapDim("opreg::softmax.out", "dim", 1, dim, x.dim()), out);
+  k::SoftmaxOut(x.contiguous(), WrapDim("opreg::softmax.out", "dim", 1, dim, x.dim()),
+                WriteTarget(out).get());
   return out;
 }
 
@@ -79,7 +108,7 @@ Tensor& LinearOut(const Tensor& x, const Tensor& weight, const std::optional<Ten
                   Tensor& out) {
   CheckLinearOut("opreg::linear.out", x, weight, bias, out, kCpu);
   const Tensor b = bias && bias->defined() ? bias->contiguous() : Tensor();
-  k::LinearOut(x.contiguous(), weight.contiguous(), b, out);
+  k::LinearOut(x.contiguous(), weight.contiguous(), b, WriteTarget(out).get());
   return out;
 }
 

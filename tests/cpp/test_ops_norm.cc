@@ -113,11 +113,19 @@ TEST_CASE("norm ops refuse bad arguments with precise messages", "[ops][errors]"
   CHECK_THROWS_WITH(ops::fused_add_rms_norm_(a, r16, wf),
                     "[opreg::fused_add_rms_norm_] argument 'residual' (#1): expected dtype f32, "
                     "got f16");
-  Tensor strided = Rand({8, 4}, DType::kFloat32, 10).as_strided({4, 8}, {1, 4}, 0);
-  CHECK_THROWS_WITH(ops::fused_add_rms_norm_(strided, r, wf),
-                    "[opreg::fused_add_rms_norm_] argument 'input' (#0): expected a contiguous "
-                    "tensor, got strides [1, 4]");
   CHECK(Values(a) == va);
+  // A strided input (a transposed view) is updated in place like a contiguous one (CPU: through
+  // contiguous temporaries copied back); an expanded one is refused.
+  Tensor strided = Rand({8, 4}, DType::kFloat32, 10).as_strided({4, 8}, {1, 4}, 0);
+  Tensor dense = strided.contiguous(), r1 = r.clone(), r2 = r.clone();
+  ops::fused_add_rms_norm_(strided, r1, wf);
+  ops::fused_add_rms_norm_(dense, r2, wf);
+  CHECK(Values(strided) == Values(dense));
+  CHECK(Values(r1) == Values(r2));
+  Tensor expanded = Rand({1, 8}, DType::kFloat32, 11).as_strided({4, 8}, {0, 1}, 0);
+  CHECK_THROWS_WITH(ops::fused_add_rms_norm_(expanded, r, wf),
+                    "[opreg::fused_add_rms_norm_] argument 'input' (#0): expected a tensor whose "
+                    "elements do not overlap, got stride 0 in dim 0 (an expanded tensor)");
 }
 
 TEST_CASE("typed calls refuse written arguments that partially overlap an input",
