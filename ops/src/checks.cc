@@ -47,8 +47,8 @@ void CheckDevice(std::string_view op, std::string_view arg, int index, const Ten
                  Device device) {
   CheckDefined(op, arg, index, t);
   const Device d = t.device();
-  const bool same = d.type == device.type &&
-                    (d.index == device.index || d.index < 0 || device.index < 0);
+  const bool same =
+      d.type == device.type && (d.index == device.index || d.index < 0 || device.index < 0);
   OPREG_CHECK_VALUE(same,
                     ArgErrorMessage(op, arg, index, StrCat("device ", device.str()), d.str()));
 }
@@ -70,19 +70,18 @@ void CheckShape(std::string_view op, std::string_view arg, int index, const Tens
 
 void CheckSameShape(std::string_view op, std::string_view arg, int index, const Tensor& t,
                     const NamedTensor& like) {
-  OPREG_CHECK_VALUE(
-      t.sizes() == like.tensor->sizes(),
-      ArgErrorMessage(op, arg, index,
-                      StrCat("shape ", ShapeString(like.tensor->sizes()), " (that of ",
-                             ArgRef(like), ")"),
-                      ShapeString(t.sizes())));
+  OPREG_CHECK_VALUE(t.sizes() == like.tensor->sizes(),
+                    ArgErrorMessage(op, arg, index,
+                                    StrCat("shape ", ShapeString(like.tensor->sizes()),
+                                           " (that of ", ArgRef(like), ")"),
+                                    ShapeString(t.sizes())));
 }
 
 int64_t WrapDim(std::string_view op, std::string_view arg, int index, int64_t dim, int64_t ndim) {
   const int64_t lo = -std::max<int64_t>(ndim, 1), hi = std::max<int64_t>(ndim, 1) - 1;
-  OPREG_CHECK_INDEX(dim >= lo && dim <= hi,
-                    ArgErrorMessage(op, arg, index, StrCat("a dimension in [", lo, ", ", hi, "]"),
-                                    StrCat(dim)));
+  OPREG_CHECK_INDEX(
+      dim >= lo && dim <= hi,
+      ArgErrorMessage(op, arg, index, StrCat("a dimension in [", lo, ", ", hi, "]"), StrCat(dim)));
   return dim < 0 ? dim + std::max<int64_t>(ndim, 1) : dim;
 }
 
@@ -92,17 +91,21 @@ void CheckOut(std::string_view op, std::string_view out_name, int index, const T
   CheckShape(op, out_name, index, out, expected_sizes);
   CheckDType(op, out_name, index, out, expected_dtype);
   CheckDevice(op, out_name, index, out, device);
-  // CPU (and Meta) kernels write a strided out through a contiguous temporary (IntoOut in
-  // register_cpu.cc); the CUDA kernels write in place and need it contiguous.
+  CheckWrittenLayout(op, out_name, index, out, device);
+}
+
+void CheckWrittenLayout(std::string_view op, std::string_view arg, int index, const Tensor& t,
+                        Device device) {
+  // CPU (and Meta) kernels write a strided tensor through a contiguous temporary (WriteTarget
+  // in register_cpu.cc); the CUDA kernels write in place and need it contiguous.
   if (device.is_cuda()) {
-    OPREG_CHECK_VALUE(out.is_contiguous(),
-                      ArgErrorMessage(op, out_name, index, "a contiguous tensor (CUDA kernels)",
-                                      StrCat("strides ", ShapeString(out.strides()))));
+    OPREG_CHECK_VALUE(t.is_contiguous(),
+                      ArgErrorMessage(op, arg, index, "a contiguous tensor (CUDA kernels)",
+                                      StrCat("strides ", ShapeString(t.strides()))));
   }
-  for (int64_t d = 0; d < out.dim(); ++d) {
-    OPREG_CHECK_VALUE(out.strides()[d] != 0 || out.sizes()[d] <= 1,
-                      ArgErrorMessage(op, out_name, index,
-                                      "a tensor whose elements do not overlap",
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    OPREG_CHECK_VALUE(t.strides()[d] != 0 || t.sizes()[d] <= 1,
+                      ArgErrorMessage(op, arg, index, "a tensor whose elements do not overlap",
                                       StrCat("stride 0 in dim ", d, " (an expanded tensor)")));
   }
 }
@@ -121,7 +124,10 @@ std::pair<int64_t, int64_t> ByteExtent(const Tensor& t) {
   int64_t lo = t.storage_offset(), hi = t.storage_offset();
   for (int64_t d = 0; d < t.dim(); ++d) {
     const int64_t reach = (t.sizes()[d] - 1) * t.strides()[d];
-    if (reach < 0) lo += reach; else hi += reach;
+    if (reach < 0)
+      lo += reach;
+    else
+      hi += reach;
   }
   const int64_t item = static_cast<int64_t>(t.itemsize());
   return {lo * item, (hi + 1) * item};
@@ -150,8 +156,7 @@ void CheckNoAlias(std::string_view op, std::string_view out_name, int index, con
     if (in.tensor == nullptr || !in.tensor->defined()) continue;
     OPREG_CHECK_VALUE(
         !MemoryOverlaps(out, *in.tensor),
-        ArgErrorMessage(op, out_name, index,
-                        StrCat("a tensor that does not overlap ", ArgRef(in)),
+        ArgErrorMessage(op, out_name, index, StrCat("a tensor that does not overlap ", ArgRef(in)),
                         "one that shares its memory"));
   }
 }

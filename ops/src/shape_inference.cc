@@ -1,7 +1,5 @@
 #include "opreg/ops/shape_inference.h"
 
-#include <tuple>
-
 #include <cmath>
 
 #include "opreg/core/error.h"
@@ -255,22 +253,8 @@ void CheckFusedAddRmsNormOn(std::string_view op, const Tensor& input, const Tens
                             const Tensor& weight, double eps, Device device) {
   CheckOn(op, {{"input", 0, &input}}, device);
   CheckFusedAddRmsNorm(op, input, residual, weight, eps);
-  // Written in place: the CUDA kernel needs them contiguous; the CPU one goes through
-  // contiguous temporaries copied back (register_cpu.cc). Overlapping elements never.
-  for (const auto& [name, index, t] : {std::tuple<const char*, int, const Tensor*>{
-                                           "input", 0, &input},
-                                       {"residual", 1, &residual}}) {
-    if (device.is_cuda()) {
-      OPREG_CHECK_VALUE(t->is_contiguous(),
-                        ArgErrorMessage(op, name, index, "a contiguous tensor (CUDA kernels)",
-                                        StrCat("strides ", ShapeString(t->strides()))));
-    }
-    for (int64_t d = 0; d < t->dim(); ++d) {
-      OPREG_CHECK_VALUE(t->strides()[d] != 0 || t->sizes()[d] <= 1,
-                        ArgErrorMessage(op, name, index, "a tensor whose elements do not overlap",
-                                        StrCat("stride 0 in dim ", d, " (an expanded tensor)")));
-    }
-  }
+  CheckWrittenLayout(op, "input", 0, input, device);
+  CheckWrittenLayout(op, "residual", 1, residual, device);
 }
 
 }  // namespace opreg::ops

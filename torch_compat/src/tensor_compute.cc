@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "host_staging.h"
 #include "opreg/core/tensor_factories.h"
 #include "opreg/torch_compat/tensor.h"
 #include "wrap_dim.h"
@@ -26,27 +27,13 @@ using ::opreg::DType;
 // t's values as a contiguous CPU tensor of `dtype` (float64 or int64), converted.
 ::opreg::Tensor HostValues(const Tensor& t, DType dtype) {
   ::opreg::Tensor out = ::opreg::empty(t.sizes(), dtype);
-  if (out.numel() == 0) return out;
-  ::opreg::Tensor src = t.opreg();
-  if (src.is_cuda()) {
-    ::opreg::Tensor host = ::opreg::empty(src.sizes(), src.dtype());
-    host.copy_(src.contiguous());
-    src = host;
-  }
-  out.copy_(src);
+  if (out.numel() > 0) detail::StageCopy(out, t.opreg());
   return out;
 }
 
 // Writes host `values` (float64 or int64, out's sizes) into `out` (any dtype, device).
 void Store(const Tensor& out, const ::opreg::Tensor& values) {
-  if (out.numel() == 0 || out.is_meta()) return;
-  if (!out.is_cuda()) {
-    out.opreg().copy_(values);
-    return;
-  }
-  ::opreg::Tensor converted = ::opreg::empty(out.sizes(), out.opreg().dtype());
-  converted.copy_(values);
-  out.opreg().copy_(converted);
+  if (out.numel() > 0 && !out.is_meta()) detail::StageCopy(out.opreg(), values);
 }
 
 bool Integral(ScalarType t) { return isIntegralType(t, /*include_bool=*/true); }
@@ -193,8 +180,7 @@ std::vector<bool> ReducedDims(const Tensor& t, IntArrayRef dim, const char* name
   for (int64_t d : dim) {
     const int64_t w = detail::WrapDim(d, n, name);
     if (n == 0) continue;
-    TORCH_CHECK(!reduced[w] || dim.empty(), "dim ", w,
-                " appears multiple times in the list of dims");
+    TORCH_CHECK(!reduced[w], "dim ", w, " appears multiple times in the list of dims");
     reduced[w] = true;
   }
   return reduced;
@@ -333,13 +319,7 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   }
   if (out.numel() == 0) return out;
   // Byte copies of whole rows: exact for every dtype.
-  ::opreg::Tensor src = self.opreg();
-  if (src.is_cuda()) {
-    ::opreg::Tensor host = ::opreg::empty(src.sizes(), src.dtype());
-    host.copy_(src.contiguous());
-    src = host;
-  }
-  src = src.contiguous();
+  const ::opreg::Tensor src = detail::OnHost(self.opreg()).contiguous();
   ::opreg::Tensor dst = ::opreg::empty(shape, src.dtype());
   const size_t item = src.itemsize();
   int64_t inner = 1, outer = 1;
@@ -354,7 +334,7 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
                   row);
     }
   }
-  out.opreg().copy_(dst);
+  detail::StageCopy(out.opreg(), dst);
   return out;
 }
 

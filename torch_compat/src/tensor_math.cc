@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "host_staging.h"
 #include "opreg/core/tensor_factories.h"
 #include "opreg/torch_compat/tensor.h"
 #include "wrap_dim.h"
@@ -13,36 +14,9 @@
 namespace at {
 namespace {
 
+using detail::OnHost;
+using detail::StageCopy;
 using ::opreg::DType;
-
-// A CPU tensor with t's values, sizes and dtype (t itself when already on the CPU).
-::opreg::Tensor OnHost(const ::opreg::Tensor& t) {
-  if (!t.is_cuda()) return t;
-  ::opreg::Tensor host = ::opreg::empty(t.sizes(), t.dtype());
-  host.copy_(t.contiguous());
-  return host;
-}
-
-// dst <- src for any pair of devices and dtypes (same shapes): CUDA sides go through host
-// copies of their own dtype, since opreg's copy_ converts dtypes on the CPU only.
-void StageCopy(const ::opreg::Tensor& dst, const ::opreg::Tensor& src) {
-  if (!dst.is_cuda() && !src.is_cuda()) {
-    dst.copy_(src);
-    return;
-  }
-  if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous()) {
-    dst.copy_(src);
-    return;
-  }
-  ::opreg::Tensor converted = ::opreg::empty(dst.sizes(), dst.dtype());
-  converted.copy_(OnHost(src));
-  if (dst.is_cuda() && !dst.is_contiguous()) {
-    ::opreg::Tensor host = OnHost(dst);
-    host.copy_(converted);
-    converted = host;
-  }
-  dst.copy_(converted);
-}
 
 // t's values as a contiguous CPU float64 tensor.
 ::opreg::Tensor AsDoubles(const ::opreg::Tensor& t) {

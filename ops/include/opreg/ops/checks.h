@@ -75,6 +75,11 @@ void CheckContiguousInput(std::string_view op, std::string_view arg, int index, 
 void CheckOut(std::string_view op, std::string_view out_name, int index, const Tensor& out,
               IntArrayRef expected_sizes, DType expected_dtype, Device device);
 
+// A tensor the op writes (an out, an in-place argument) has a layout its kernels can write
+// (kValue): no overlapping elements (stride 0), and contiguous for CUDA kernels.
+void CheckWrittenLayout(std::string_view op, std::string_view arg, int index, const Tensor& t,
+                        Device device);
+
 // True when the element bytes `a` and `b` can reach (from their first to their last element)
 // overlap: in the same storage, or at the same addresses of one device through two storages
 // (one buffer imported twice). Empty and meta tensors overlap nothing across storages.
