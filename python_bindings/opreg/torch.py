@@ -19,10 +19,10 @@ Each torch op gets:
 - CPU and CUDA kernels that call the opreg op zero-copy, CUDA work on torch's current stream.
   With torch 2.11 or later the kernel is opreg's C++ entry point registered through torch's
   stable C ABI (`aoti_torch_library_impl`, `torch_from_blob`), for ops whose arguments are
-  Tensor, int, SymInt, float, bool, ScalarType or their optionals. (An op with returns still
-  passes through the Python autograd kernel below in grad mode and under no_grad; only `-> ()`
-  ops, and every op under inference_mode, reach the C++ entry point with no Python frame.)
-  Other ops (a `Scalar`, `str` or list argument), and every op
+  Tensor, int, SymInt, float, bool, ScalarType or their optionals: torch's dispatcher reaches
+  it with no Python frame in any mode, for `-> ()` ops and ops with returns alike (an op whose
+  returns are its mutated arguments, `foo_` or `foo.out`, still passes through the Python
+  decomposition described under "mutation" below). Other ops (a `Scalar`, `str` or list argument), and every op
   on older torch or with OPREG_TORCH_PYTHON_KERNELS=1 in the environment, get a Python kernel
   that passes torch tensors through torch's C DLPack exchange API; `python_kernels()` lists
   them with the reason. Errors name the op and argument either way; through the C++ kernel
@@ -38,17 +38,25 @@ Each torch op gets:
 - mutation and aliasing from the schema: `Tensor(a!)` arguments are mutated in place and an
   out variant returns the very `out` tensor it was given, as torch requires.
 
-An op made with `opreg.custom_op` is called through its torch op when given torch tensors,
-and, when it mutates arguments, bumps their version counters (an ADInplaceOrView kernel), as
-torch.library.custom_op's ops do.
+Every op that writes an argument (`Tensor(a!)`: in-place, out variants, `-> ()` kernels)
+bumps the version counters of the tensors it writes, as torch's own in-place ops do, so autograd
+refuses a backward that would read a tensor the op overwrote. The C++ kernel does it through
+libtorch's `torch::autograd::impl::bump_version`, a C++ symbol outside the stable ABI looked up
+by name; a torch without it gets a Python ADInplaceOrView kernel instead (a Python frame per
+call). An inference tensor written outside inference_mode is refused before the op runs, as
+torch refuses it. An op made with `opreg.custom_op` is called through its torch op when given
+torch tensors.
 
 An op defined again with another schema (its Library destroyed, then defined anew: a pytest
 fixture, a module reloaded) is redefined in torch too, its old torch registrations undone. A
 torch op object taken before must be looked up again (torch parses its arguments with the old
 schema: calling it can crash, as after a torch.library redefinition).
 
-`register_autograd(op, backward, setup_context=...)` takes torch.library's signature; an op
-without one raises torch's usual error when a gradient is required through it.
+`register_autograd(op, backward, setup_context=...)` takes torch.library's signature (a
+Python autograd kernel: it puts a Python frame on the op's call path in grad mode and no_grad).
+An op without one has no autograd kernel at all, as a native TORCH_LIBRARY op without one:
+torch's C++ autograd fallback runs, and a backward that reaches the op warns ("an autograd
+kernel was not registered to the Autograd key(s)") and gives its inputs no gradient.
 
 Ops whose names torch already has (torch's own `symm_mem` namespace, for one) are left alone
 and listed in `skipped()` with the reason. This module needs torch; opreg itself does not.
@@ -67,7 +75,6 @@ from . import _C, _op_events
 from . import _torch_math_bits as _math_bits
 from ._torch_fake_kernels import make_fake as _make_fake
 from ._torch_fake_kernels import torch_fakes as _torch_fakes
-from ._op_events import CUSTOM_OPS
 from ._op_events import TORCH_OPS as _registered
 
 __all__ = ["python_kernels", "register_autograd", "register_fake", "registered", "skipped", "sync",
@@ -115,9 +122,9 @@ _lock = _Lock()
 _op_libs: Dict[str, List[torch.library.Library]] = {}
 _schemas: Dict[str, str] = {}
 _companions: Dict[str, str] = {}  # op -> its companion op, "opreg_mut::..."
-# Per op: the Library holding its default autograd kernel (a backward that raises), dropped
-# when register_autograd gives the op a real one.
-_default_autograd: Dict[str, torch.library.Library] = {}
+# Per op: the Library holding the autograd kernel register_autograd gave it (a later call
+# replaces it). An op without one has no autograd kernel: torch's C++ fallback runs instead.
+_autograd_libs: Dict[str, torch.library.Library] = {}
 _skipped: Dict[str, str] = {}  # "ns::name.overload" -> why
 
 
@@ -173,14 +180,43 @@ def _as_torch(value: Any) -> Any:
     return value
 
 
+def _written_arguments(schema: Any) -> List[Tuple[int, str]]:
+    """(index, name) of each argument the op writes (`Tensor(a!)`)."""
+    return [(i, a.name) for i, a in enumerate(schema.arguments)
+            if a.alias_info is not None and a.alias_info.is_write]
+
+
+def _bump_versions(op_name: str, written: List[Tuple[int, str]], args: Sequence[Any],
+                   kwargs: Dict[str, Any]) -> None:
+    """Bumps the version counter of each written tensor, as torch's in-place ops do; refuses an
+    inference tensor outside inference_mode, as they do (and as the C++ kernels do)."""
+    for i, name in written:
+        value = args[i] if i < len(args) else kwargs.get(name)
+        tensors = ([value] if isinstance(value, torch.Tensor) else
+                   [t for t in value if isinstance(t, torch.Tensor)]
+                   if isinstance(value, (list, tuple)) else [])
+        if any(t.is_inference() for t in tensors) and not torch.is_inference_mode_enabled():
+            raise RuntimeError(
+                f"[{op_name}] argument '{name}' (#{i}) was written: Inplace update to inference "
+                f"tensor outside InferenceMode is not allowed.You can make a clone to get a "
+                f"normal tensor before doing inplace update.")
+        if tensors:
+            torch.autograd.graph.increment_version(tensors)
+
+
 def _make_kernel(opreg_op: Any, schema: Any) -> Callable[..., Any]:
-    """The CPU/CUDA kernel: the opreg op, zero-copy (results come back as torch tensors)."""
+    """The Python CPU/CUDA kernel: the written tensors' versions bumped (as the C++ kernels do,
+    before the call), then the opreg op, zero-copy (results come back as torch tensors)."""
+    written = _written_arguments(schema)
+    name = opreg_op.name
     if not schema.returns:
         def mutating_kernel(*args: Any, **kwargs: Any) -> None:
+            _bump_versions(name, written, args, kwargs)
             opreg_op(*args, **kwargs)
         return mutating_kernel
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
+        _bump_versions(name, written, args, kwargs)
         return _as_torch(opreg_op(*args, **kwargs))
     return kernel
 
@@ -204,6 +240,8 @@ def _init_c_bridge() -> str:
 
 # Why torch ops get Python kernels instead of C++ ones ('' when they get C++ ones).
 _c_bridge_unavailable = _init_c_bridge()
+# Whether the C++ kernels bump the version counters of written tensors themselves.
+_c_bridge_bumps = not _c_bridge_unavailable and _C._torch_bridge_bumps_versions()
 _python_kernels: Dict[str, str] = {}  # "ns::name.overload" -> why its kernel is Python
 
 
@@ -232,57 +270,35 @@ def _register_kernels(qualified: str, opreg_op: Any, schema: Any, lib: torch.lib
         return getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
 
     _math_bits.register_negative_kernel(schema, lib, target, torch_op)
-    if owner in CUSTOM_OPS:
+    if not why and not _c_bridge_bumps:
         _register_version_bump(schema, lib, target, torch_op)
     fake = _make_fake(opreg_op, schema, qualified)
     try:
         torch.library.register_fake(qualified, fake, lib=lib)
     except RuntimeError as e:  # an op torch cannot fake (no tensor inputs, say): eager only
         _skipped[qualified + " (fake)"] = str(e)
-    # torch allows autograd formulas on functional ops only (returns, no argument written).
-    if schema.returns and not any(a.alias_info is not None and a.alias_info.is_write
-                                  for a in schema.arguments):
-        _register_default_autograd(qualified)
 
 
 def _register_version_bump(schema: Any, lib: torch.library.Library, target: str,
                            torch_op: Callable[[], Any]) -> None:
-    """An ADInplaceOrView kernel that bumps the version counter of each tensor the op writes,
-    as torch.library.custom_op's ops do, so autograd refuses a backward that would read a
-    tensor overwritten since. `torch_op()` is the op (it exists once registration is done)."""
-    written = [(i, a.name) for i, a in enumerate(schema.arguments)
-               if a.alias_info is not None and a.alias_info.is_write]
+    """Only where the C++ kernels cannot bump versions (this torch has no bump_version symbol):
+    an ADInplaceOrView kernel that bumps the version counter of each tensor the op writes, as
+    torch.library.custom_op's ops do, so autograd refuses a backward that would read a tensor
+    overwritten since. It costs a Python frame per call. `torch_op()` is the op (it exists once
+    registration is done)."""
+    written = _written_arguments(schema)
     if not written:
         return
 
+    name = str(schema.name) + (f".{schema.overload_name}" if schema.overload_name else "")
+
     def ad_inplace_or_view(keyset: Any, *args: Any, **kwargs: Any) -> Any:
-        for i, name in written:
-            value = args[i] if i < len(args) else kwargs.get(name)
-            if isinstance(value, torch.Tensor):
-                torch.autograd.graph.increment_version(value)
-            elif isinstance(value, (list, tuple)):
-                torch.autograd.graph.increment_version([t for t in value
-                                                        if isinstance(t, torch.Tensor)])
+        _bump_versions(name, written, args, kwargs)
         with torch._C._AutoDispatchBelowADInplaceOrView():
             return torch_op().redispatch(keyset & torch._C._after_ADInplaceOrView_keyset, *args,
                                          **kwargs)
 
     lib.impl(target, ad_inplace_or_view, "ADInplaceOrView", with_keyset=True)
-
-
-def _register_default_autograd(qualified: str) -> None:
-    """A backward that raises torch.library's error for custom ops without one, rather than
-    torch's fallback for ops with no autograd kernel (a warning, then wrong gradients)."""
-    ns = qualified.split("::", 1)[0]
-
-    def backward(ctx: Any, *grads: Any) -> Any:
-        raise RuntimeError(
-            f"Trying to backward through {qualified} but no autograd formula was registered. "
-            f"Please use opreg.register_autograd (or torch.library.register_autograd) to add one.")
-
-    lib = torch.library.Library(ns, "FRAGMENT")
-    torch.library.register_autograd(qualified, backward, lib=lib)
-    _default_autograd[qualified] = lib
 
 
 # Companion ops of ops that return their mutated arguments (out variants, `foo_` returning
@@ -321,9 +337,9 @@ def _unregister(qualified: str) -> None:
     companion = _companions.pop(qualified, None)
     for lib in _op_libs.pop(qualified, []):
         lib._destroy()
-    default = _default_autograd.pop(qualified, None)
-    if default is not None:
-        default._destroy()
+    formula = _autograd_libs.pop(qualified, None)
+    if formula is not None:
+        formula._destroy()
     if not _c_bridge_unavailable and not _C._torch_bridge_release(qualified):
         warnings.warn(f"{qualified} was redefined, and this torch cannot delete its old C++ "
                       f"kernels: the new ones override them")
@@ -402,8 +418,7 @@ def skipped() -> Dict[str, str]:
 def python_kernels() -> Dict[str, str]:
     """Torch ops whose CPU/CUDA kernel is a Python function calling opreg rather than opreg's C++
     entry point, with why (an argument type the C++ bridge does not carry, torch older than
-    2.11); every other registered op's backend kernel is that C++ entry point (an op with
-    returns still has the Python autograd kernel in front of it outside inference_mode)."""
+    2.11); every other registered op's backend kernel is that C++ entry point."""
     return dict(_python_kernels)
 
 
@@ -467,12 +482,12 @@ def register_autograd(op: Any, backward: Callable[..., Any], *,
     torch_op = to_torch_op(op)
     qualified = _qualified_of(torch_op)
     with _lock:
-        default = _default_autograd.pop(qualified, None)
-        if default is not None:
-            default._destroy()
+        previous = _autograd_libs.pop(qualified, None)
+        if previous is not None:
+            previous._destroy()
         lib = torch.library.Library(qualified.split("::", 1)[0], "FRAGMENT")
         torch.library.register_autograd(torch_op, backward, setup_context=setup_context, lib=lib)
-        _default_autograd[qualified] = lib  # a later register_autograd replaces it again
+        _autograd_libs[qualified] = lib  # a later register_autograd replaces it again
 
 
 def _on_cpp_define(names: List[str]) -> None:
