@@ -303,7 +303,13 @@ inline void OperatorHandle::RunKernel(DispatchKey key, const FunctionSchema& sch
   }
 }
 
-void OperatorHandle::CallBoxedInPlace(Stack* stack) const {
+void OperatorHandle::CallBoxedInPlace(Stack* stack) const { CallBoxedChecked(stack, true); }
+
+void OperatorHandle::CallBoxedWithFreshOuts(Stack* stack) const {
+  CallBoxedChecked(stack, false);
+}
+
+inline void OperatorHandle::CallBoxedChecked(Stack* stack, bool check_written) const {
   OPREG_CHECK(stack != nullptr, "[", entry_->name().str(), "] CallBoxed: null stack");
   const OpDefinition& def = definition();
   const FunctionSchema& schema = def.schema;
@@ -346,7 +352,9 @@ void OperatorHandle::CallBoxedInPlace(Stack* stack) const {
       return;
     }
   }
-  if (OPREG_UNLIKELY(!def.written_tensor_arguments.empty())) CheckWrittenArguments(def, *stack);
+  if (OPREG_UNLIKELY(check_written && !def.written_tensor_arguments.empty())) {
+    CheckWrittenArguments(def, *stack);
+  }
   RunKernel(ComputeDispatchKey(*stack, 0), schema, stack);
 }
 

@@ -135,7 +135,7 @@ KernelFunction MakeOutResolutionKernel(const OperatorEntry* functional, const Op
         OperatorHandle out_op(out);
         Stack out_stack = BuildOutVariantStack(link, out_op.schema(), std::move(args), outs);
         try {
-          out_op.CallBoxed(&out_stack);
+          out_op.CallBoxedWithFreshOuts(&out_stack);  // `outs` were made just above
           CheckOutVariantResults(out_op, link, out_stack, outs);
         } catch (const Error& e) {
           throw Error(e.kind(), AsFunctionalError(e.message(), link, out_op.schema()));

@@ -57,6 +57,8 @@ std::unique_ptr<TorchShim> LoadShim(const std::string& path, std::string* why) {
   Resolve(lib, "aoti_torch_is_defined", &s->is_defined);                 // optional
   Resolve(lib, "aoti_torch_delete_library_object", &s->delete_library);  // optional
   Resolve(lib, "aoti_torch_new_tensor_handle", &s->new_tensor_handle);   // optional
+  // Optional, and not part of the stable ABI (torch_shim.h says why it is used anyway).
+  Resolve(lib, "_ZN5torch8autograd4impl12bump_versionERKN2at6TensorE", &s->bump_version);
   if (!ReadCode(lib, "aoti_torch_layout_strided", &s->layout_strided) ||
       !ReadCode(lib, "aoti_torch_device_type_cpu", &s->device_cpu) ||
       !ReadCode(lib, "aoti_torch_device_type_cuda", &s->device_cuda)) {

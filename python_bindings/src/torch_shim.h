@@ -48,6 +48,12 @@ struct TorchShim {
   // back that very tensor, as a libtorch kernel would (torch then sees the alias; opcheck
   // flags one the schema does not declare). Optional: without it, a new tensor of its memory.
   TorchError (*new_tensor_handle)(AtenTensorHandle t, AtenTensorHandle* out) = nullptr;
+  // torch::autograd::impl::bump_version(const at::Tensor&): a C++ symbol of libtorch_cpu, outside
+  // the stable C ABI (which has no version-counter call), looked up by its mangled name. The
+  // bridge calls it with an AtenTensorHandle, which the shim itself defines as an at::Tensor*.
+  // Throws c10::Error (a std::exception) for an inference tensor outside inference_mode.
+  // Optional: without it, opreg.torch bumps versions from a Python ADInplaceOrView kernel.
+  void (*bump_version)(AtenTensorHandle t) = nullptr;
   int32_t layout_strided = 0;
   int32_t device_cpu = 0;
   int32_t device_cuda = 1;

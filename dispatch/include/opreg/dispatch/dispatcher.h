@@ -109,6 +109,11 @@ class OperatorHandle {
   // throws as there. A stack that breaks the promise is undefined behaviour; when unsure, call
   // CallBoxedInPlace.
   void CallBoxedPrepared(Stack* stack, DeviceType device) const;
+  // CallBoxedInPlace for a caller that allocated every tensor the op writes itself, just now
+  // (fresh, dense, writable buffers that alias nothing: out resolution's outputs). It skips the
+  // checks of written arguments (overlap with other arguments, read-only memory, layout), which
+  // such buffers cannot fail; every other check stays.
+  void CallBoxedWithFreshOuts(Stack* stack) const;
   // Boxed call with keyword arguments bound by name (Python's rules); returns the results.
   Stack CallBoxed(std::vector<IValue> args,
                   const std::vector<std::pair<std::string, IValue>>& kwargs = {}) const;
@@ -144,6 +149,8 @@ class OperatorHandle {
   // Runs the kernel for `key` on a checked stack and checks the number of returns. Inline,
   // defined in operator_handle.cc (its only callers' file).
   inline void RunKernel(DispatchKey key, const FunctionSchema& schema, Stack* stack) const;
+  // CallBoxedInPlace's body; `check_written` false for CallBoxedWithFreshOuts.
+  inline void CallBoxedChecked(Stack* stack, bool check_written) const;
 
   const OperatorEntry* entry_;
 };
