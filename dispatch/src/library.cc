@@ -334,7 +334,7 @@ Library& Library::def_functional(std::string_view functional_schema, std::string
     Keep(Dispatcher::Get().RegisterKernel(
         functional_name, DispatchKey::kMeta,
         KernelFunction::FromBoxedFunctor(
-            [functional, outputs = std::move(outputs)](const OperatorHandle&, Stack* stack) {
+            [functional, outputs](const OperatorHandle&, Stack* stack) {
               const size_t n = functional.arguments().size();
               Stack args(std::make_move_iterator(stack->end() - static_cast<ptrdiff_t>(n)),
                          std::make_move_iterator(stack->end()));
@@ -342,7 +342,8 @@ Library& Library::def_functional(std::string_view functional_schema, std::string
               for (size_t k = 0; k < outputs.size(); ++k) {
                 stack->emplace_back(outputs[k].Compute(functional, args, k));
               }
-            }),
+            })
+            .WithOutputSpecs(outputs),  // read by opreg.torch's symbolic fakes
         where));
   });
 }

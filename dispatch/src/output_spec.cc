@@ -71,6 +71,18 @@ void OutputSpec::Validate(const FunctionSchema& schema, std::string_view op) con
   }
 }
 
+std::string_view OutputSpec::kind_name() const {
+  switch (kind_) {
+    case Kind::kLike:
+      return "like";
+    case Kind::kFromInts:
+      return "from_ints";
+    case Kind::kPerRow:
+      return "per_row";
+  }
+  return "like";
+}
+
 Tensor OutputSpec::Compute(const FunctionSchema& schema, const Stack& args, size_t output) const {
   const std::string op = schema.operator_name().str();
   auto arg = [&](const std::string& name) -> const IValue& {

@@ -64,3 +64,41 @@ SHAPES: Dict[str, Callable[..., List[Shape]]] = {
     "opreg::softmax": _same_as_first,
     "opreg::linear": _linear,
 }
+
+
+def from_output_specs(specs: List[Dict[str, Any]], schema: Any) -> Callable[..., List[Shape]]:
+    """The symbolic shape rule of an op whose Meta kernel computes its shapes from OutputSpecs
+    (Library::def_functional in C++; `specs` as opreg._C._output_specs gives them): the same
+    steps as OutputSpec::Compute, on the traced arguments' sizes, so a C++ library's functional
+    op keeps dynamic sizes with no Python fake. The Meta kernel still checks each trace (the
+    caller compares its shapes at the example with these)."""
+    names = [a.name for a in schema.arguments]
+
+    def argument(args: Sequence[Any], kwargs: Dict[str, Any], name: str) -> Any:
+        i = names.index(name)
+        if i < len(args):
+            return args[i]
+        if name in kwargs:
+            return kwargs[name]
+        return schema.arguments[i].default_value
+
+    def rule(*args: Any, **kwargs: Any) -> List[Shape]:
+        shapes: List[Shape] = []
+        for spec in specs:
+            if spec["kind"] == "from_ints":
+                shape: List[Any] = []
+                for name in spec["args"]:
+                    v = argument(args, kwargs, name)
+                    shape.extend(v if isinstance(v, (list, tuple)) else [v])
+            else:
+                shape = list(argument(args, kwargs, spec["args"][0]).shape)
+                if spec["kind"] == "per_row":
+                    shape[-1] = 1
+            if spec["divide_last"] != 1 or spec["multiply_last"] != 1:
+                shape[-1] = shape[-1] // spec["divide_last"] * spec["multiply_last"]
+            if spec["last_from"] is not None:
+                shape[-1] = argument(args, kwargs, spec["last_from"])
+            shapes.append(shape)
+        return shapes
+
+    return rule

@@ -15,6 +15,7 @@ import torch
 from . import _C
 from ._return_mode import returning_opreg_tensors
 from ._builtin_shapes import SHAPES as _SYMBOLIC_SHAPES
+from ._builtin_shapes import from_output_specs as _from_output_specs
 
 
 _TORCH_DTYPES: Dict[str, torch.dtype] = {}
@@ -161,13 +162,14 @@ def make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]:
         if len(shapes) != len(results):
             raise RuntimeError(f"[{opreg_op.name}] opreg.torch's symbolic shapes give "
                                f"{len(shapes)} returns, the Meta kernel {len(results)}: a bug in "
-                               f"opreg's _builtin_shapes")
+                               f"opreg's symbolic shape rule for it")
         out = []
         for r, shape in zip(results, shapes):
             if [_size_hint(d) for d in shape] != list(r.shape):
                 raise RuntimeError(
                     f"[{opreg_op.name}] opreg.torch's symbolic shape {tuple(shape)} differs from "
-                    f"the Meta kernel's {tuple(r.shape)}: a bug in opreg's _builtin_shapes")
+                    f"the Meta kernel's {tuple(r.shape)}: a bug in opreg's symbolic shape rule "
+                    f"for it")
             out.append(torch.empty(shape, dtype=_torch_dtype(r.dtype), device=device))
         return out[0] if single else tuple(out)
 
@@ -205,6 +207,10 @@ def make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]:
                 f"torch fake (opreg.torch.register_fake, which keeps dynamic sizes symbolic) or "
                 f"an opreg Meta kernel (opreg.library.register_fake, or a Meta kernel in C++)")
         symbolic_shapes = _SYMBOLIC_SHAPES.get(qualified)
+        if symbolic_shapes is None:
+            specs = _C._output_specs(opreg_op.name)  # asked per trace: kernels may change
+            if specs is not None:
+                symbolic_shapes = _from_output_specs(specs, schema)
         if symbolic_shapes is not None:
             results = symbolic(symbolic_shapes, args, kwargs)
             if results is not None:

@@ -150,6 +150,31 @@ void InitIntrospection(py::module_& m) {
       "'composite_explicit', 'composite_implicit', 'catch_all', 'fallback', 'out_variant' or "
       "'none'.");
   m.def(
+      "_output_specs",
+      [](const std::string& name) -> py::object {
+        const OperatorHandle op = Dispatcher::Get().FindOpOrThrow(name);
+        const KernelFunction* meta = op.entry().kernel(DispatchKey::kMeta);
+        if (meta == nullptr || meta->output_specs() == nullptr) return py::none();
+        py::list specs;
+        for (const OutputSpec& spec : *meta->output_specs()) {
+          py::dict d;
+          d["kind"] = std::string(spec.kind_name());
+          d["args"] = spec.argument_names();
+          d["dtype"] = spec.dtype() ? py::object(py::str(TorchDTypeName(*spec.dtype())))
+                                    : py::object(py::none());
+          d["divide_last"] = spec.divide_last();
+          d["multiply_last"] = spec.multiply_last();
+          d["last_from"] = spec.last_from() ? py::object(py::str(*spec.last_from()))
+                                            : py::object(py::none());
+          specs.append(d);
+        }
+        return specs;
+      },
+      py::arg("name"),
+      "The OutputSpecs an op's Meta kernel computes its shapes from (Library::def_functional), "
+      "as dicts (kind, args, dtype: its torch name, divide_last, multiply_last, last_from); None when its Meta "
+      "kernel is not made from specs.");
+  m.def(
       "schema",
       [](const std::string& name) { return Dispatcher::Get().FindOpOrThrow(name).schema().str(); },
       py::arg("name"), "The canonical schema of an op.");
@@ -170,6 +195,11 @@ void InitIntrospection(py::module_& m) {
         lib.def("apply_twice(str op, Tensor x) -> Tensor");
         lib.def("scale(Tensor x, float alpha=2., *, int repeat=1) -> Tensor");
         lib.def("raise_error(Tensor x, int kind) -> Tensor");
+        // A vLLM-style out op and its functional form from an OutputSpec (def_functional): a C++
+        // library's op whose torch fake keeps sizes symbolic with no Python fake.
+        lib.def("widen_out(Tensor(a!) out, Tensor x) -> ()");
+        lib.def_functional("widen(Tensor x) -> Tensor", "widen_out", {"out"},
+                           {OutputSpec::Like("x").LastDimTimes(2)});
         Library& cpu = *TestLibraryCpu();
         cpu.impl("noop1", &Noop1);
         cpu.impl("noop3", &Noop3);
@@ -184,6 +214,21 @@ void InitIntrospection(py::module_& m) {
             for (int64_t i = 0; i < y.numel(); ++i) p[i] *= static_cast<float>(alpha);
           }
           return y;
+        });
+        // out[..., :n] = x, out[..., n:] = 2 * x, rows of a contiguous float32 x.
+        cpu.impl("widen_out", [](Tensor& out, const Tensor& x) {
+          OPREG_CHECK_VALUE(x.dtype() == DType::kFloat32 && x.is_contiguous() && x.dim() > 0,
+                            "widen_out: expected a contiguous float32 x with dims");
+          const int64_t n = x.size(-1);
+          const int64_t rows = n == 0 ? 0 : x.numel() / n;
+          const float* in = x.data_ptr<float>();
+          float* o = out.data_ptr<float>();
+          for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t i = 0; i < n; ++i) {
+              o[r * 2 * n + i] = in[r * n + i];
+              o[r * 2 * n + n + i] = 2 * in[r * n + i];
+            }
+          }
         });
         // A C++ kernel that fails with an ErrorKind (by its number): the kind must survive
         // every way into Python (opreg.ops, torch.ops through opreg.torch's C bridge).

@@ -151,6 +151,21 @@ TEST_CASE("def_functional: functional forms of vLLM out ops from declarative sha
       d.FindOpOrThrow("res_decl::silu_and_mul").typed<Tensor(const Tensor&)>().call(Arange(4));
   REQUIRE(y.sizes() == opreg::IntArrayRef{2});
   CHECK(y.at({1}) == 3.0);  // 1 * 3
+  // The Meta kernel keeps its specs, for bindings that compute the shapes symbolically.
+  const opreg::KernelFunction* meta =
+      d.FindOpOrThrow("res_decl::silu_and_mul").entry().kernel(DispatchKey::kMeta);
+  REQUIRE(meta != nullptr);
+  REQUIRE(meta->output_specs() != nullptr);
+  REQUIRE(meta->output_specs()->size() == 1);
+  const opreg::OutputSpec& spec = meta->output_specs()->front();
+  CHECK(spec.kind_name() == "like");
+  CHECK(spec.argument_names() == std::vector<std::string>{"input"});
+  CHECK(spec.divide_last() == 2);
+  CHECK(spec.multiply_last() == 1);
+  CHECK(!spec.dtype().has_value());
+  CHECK(!spec.last_from().has_value());
+  CHECK(d.FindOpOrThrow("res_decl::silu_and_mul_out").entry().kernel(DispatchKey::kMeta) ==
+        nullptr);
   Stack q = d.FindOpOrThrow("res_decl::quant")
                 .CallBoxed({IValue(opreg::full({2, 3}, 2.0, DType::kFloat32))});
   REQUIRE(q.size() == 2);

@@ -203,3 +203,29 @@ def test_builtin_symbolic_shapes_compile_with_inductor_and_are_checked(monkeypat
                                          r"differs from the Meta kernel's"):
         torch.compile(_BUILTIN_CALLS["softmax"], fullgraph=True, backend="aot_eager")(
             torch.randn(4, 16))
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_a_cpp_functional_op_from_output_specs_compiles_once_for_dynamic_sizes(backend):
+    # _opreg_test::widen is defined in C++ with Library::def_functional and an OutputSpec
+    # (like x, last dim doubled), onto the vLLM-style out op widen_out: its torch fake takes
+    # its shapes from the spec symbolically, so a batch size marked dynamic compiles one graph
+    # with no Python fake (the Meta kernel still checks each trace).
+    opreg._C._load_test_ops()
+    assert opreg._C._output_specs("_opreg_test::widen") == [
+        {"kind": "like", "args": ["x"], "dtype": None, "divide_last": 1, "multiply_last": 2,
+         "last_from": None}]
+    assert opreg._C._output_specs("_opreg_test::widen_out") is None
+    widen = opreg_torch.to_torch_op("_opreg_test::widen")
+
+    def f(x):
+        return widen(x) + 1
+
+    counter = torch._dynamo.testing.CompileCounterWithBackend(backend)
+    g = torch.compile(f, fullgraph=True, backend=counter)
+    for n in (2, 3, 5, 8):  # (torch specialises a size of 1)
+        x = torch.randn(n, 8)
+        torch._dynamo.mark_dynamic(x, 0)
+        torch.testing.assert_close(g(x), torch.cat([x, 2 * x], dim=-1) + 1)
+    assert counter.frame_count == 1
+    no_graph_break()

@@ -14,9 +14,11 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "opreg/core/ivalue.h"
 #include "opreg/dispatch/kernel_traits.h"
+#include "opreg/dispatch/output_spec.h"
 
 namespace opreg {
 
@@ -226,6 +228,15 @@ class KernelFunction {
 
   void CallBoxed(const OperatorHandle& op, Stack* stack) const { boxed_(functor_, op, stack); }
 
+  // The output specs a Meta kernel computes its shapes from (Library::def_functional), for
+  // bindings that compute the same shapes elsewhere (opreg.torch's symbolic torch fakes); null
+  // for every other kernel. Shared, immutable once set.
+  const std::vector<OutputSpec>* output_specs() const { return output_specs_.get(); }
+  KernelFunction& WithOutputSpecs(std::vector<OutputSpec> specs) {
+    output_specs_ = std::make_shared<const std::vector<OutputSpec>>(std::move(specs));
+    return *this;
+  }
+
   // A typed call: unboxed when the kernel's signature is exactly R(Args...), else boxed.
   template <class R, class... Args>
   R Call(const OperatorHandle& op, Args&&... args) const {
@@ -265,6 +276,7 @@ class KernelFunction {
   void* unboxed_ = nullptr;  // R (*)(void* functor, Args...)
   std::optional<CppSignature> signature_;
   std::shared_ptr<const InferredSignature> inferred_;
+  std::shared_ptr<const std::vector<OutputSpec>> output_specs_;
 };
 
 }  // namespace opreg

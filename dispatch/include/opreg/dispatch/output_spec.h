@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "opreg/core/dtype.h"
@@ -47,6 +48,18 @@ class OutputSpec {
   // The output for one call: a contiguous meta tensor. `args` are the functional op's arguments
   // in schema order. Throws kValue naming the op, the output and the argument on bad sizes.
   Tensor Compute(const FunctionSchema& schema, const Stack& args, size_t output) const;
+
+  // What the spec says, for bindings that compute the same shapes elsewhere (symbolically):
+  // Compute takes the sizes from the source (kind "like": argument_names()[0]'s sizes; "per_row":
+  // them with the last set to 1; "from_ints": the int / int[] arguments in order), then divides
+  // the last by divide_last() and multiplies it by multiply_last(), then sets it to argument
+  // last_from() when there is one. dtype(): unset means the source argument's ("like" only).
+  std::string_view kind_name() const;
+  const std::vector<std::string>& argument_names() const { return args_; }
+  const std::optional<DType>& dtype() const { return dtype_; }
+  int64_t divide_last() const { return divide_last_; }
+  int64_t multiply_last() const { return multiply_last_; }
+  const std::optional<std::string>& last_from() const { return last_from_; }
 
  private:
   enum class Kind { kLike, kFromInts, kPerRow };
