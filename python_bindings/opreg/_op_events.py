@@ -5,6 +5,8 @@ share, so that no module reaches into another's private names or imports it back
   library was loaded (its C++ blocks may have defined ops). Followers subscribe with
   `on_defined` / `on_loaded`; an event with no follower does nothing. Followers run on the
   calling thread, in subscription order; one that raises propagates to the caller.
+- `FAKES`: "ns::name[.overload]" -> the fake given to register_fake (opreg.library), which
+  opreg.torch gives torch as the op's torch-level fake.
 - `CUSTOM_OPS`: names of the ops opreg.custom_op defined (opreg.torch gives them torch's
   version-counter semantics); `TORCH_OPS`: "ns::name.overload" -> the torch OpOverload of each op
   opreg.torch has registered (opreg.custom_op calls through it for torch tensors).
@@ -16,6 +18,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Set
 
 CUSTOM_OPS: Set[str] = set()
+FAKES: Dict[str, Callable[..., Any]] = {}
 TORCH_OPS: Dict[str, Any] = {}
 
 _on_defined: List[Callable[[str], None]] = []

@@ -2,8 +2,9 @@
 
 An op's fake runs its opreg Meta kernel on opreg meta tensors of the traced shapes and dtypes
 and returns torch tensors of the results' layouts; a built-in op's symbolic shape rule
-(_builtin_shapes.py) keeps sizes symbolic; a torch-level fake given to opreg.torch.register_fake
-(`torch_fakes`) replaces the derived one. Used by opreg.torch only.
+(_builtin_shapes.py) keeps sizes symbolic; a fake given to opreg.torch.register_fake
+(`torch_fakes`) or to opreg.library's register_fake (`FAKES`) is called with the FakeTensors
+instead. Used by opreg.torch only.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import torch
 
 from . import _C
+from ._op_events import FAKES
 from ._return_mode import returning_opreg_tensors
 from ._builtin_shapes import SHAPES as _SYMBOLIC_SHAPES
 from ._builtin_shapes import from_output_specs as _from_output_specs
@@ -196,6 +198,14 @@ def make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]:
         if given is not None:
             return given(*args, **kwargs)
         check_one_device(args, kwargs)
+        user = FAKES.get(opreg_op.name)  # register_fake's (also the op's Meta kernel)
+        if user is not None:
+            try:
+                result = user(*args, **kwargs)
+            except (TypeError, AttributeError):
+                pass  # written for opreg tensors only: through the Meta kernel below
+            else:
+                return result if needs_shapes else None  # a companion returns nothing
         if not needs_shapes:
             check_only(args, kwargs)
             return None

@@ -251,7 +251,7 @@ class CustomOpDef:
             self._lib.impl(name, fn, key, _check_aliasing=True)
         # A mutating op without returns gets a trivial fake implementation (as torch does).
         if self._schema.endswith("-> ()") and "!" in self._schema:
-            self._lib.register_fake(name, lambda *args, **kwargs: None)
+            self._lib.register_meta(name, lambda *args, **kwargs: None)
             self._has_fake = True
         self._overload: Optional[_C.OpOverload] = None
         self.__name__ = name
@@ -289,8 +289,15 @@ class CustomOpDef:
         return self._overload
 
     def register_fake(self, fn: Callable[..., Any], /) -> Callable[..., Any]:
-        """Registers the fake (meta) implementation; usable as a decorator."""
+        """Registers the fake (torch.library's meaning: torch's tracing and opreg's Meta key both
+        call it; see Library.register_fake); usable as a decorator."""
         self._lib.register_fake(self._name, fn)
+        self._has_fake = True
+        return fn
+
+    def register_meta(self, fn: Callable[..., Any], /) -> Callable[..., Any]:
+        """Registers an opreg-only Meta kernel (Library.register_meta); usable as a decorator."""
+        self._lib.register_meta(self._name, fn)
         self._has_fake = True
         return fn
 

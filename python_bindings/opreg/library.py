@@ -15,7 +15,7 @@ import weakref
 from types import FrameType
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
-from . import _C, _op_events
+from . import _C, _fake_adapter, _op_events
 from ._schema_objects import Tag, tags_of
 
 _KINDS = ("DEF", "FRAGMENT", "IMPL")
@@ -40,6 +40,20 @@ def _op_name(op: Any) -> str:
     return str(op)
 
 
+def _forget_fakes(fakes: list) -> None:
+    """Drops the FAKES entries a Library made (those another Library has not replaced since)."""
+    for qualified, fn in fakes:
+        if _op_events.FAKES.get(qualified) is fn:
+            del _op_events.FAKES[qualified]
+    fakes.clear()
+
+
+def _release(lib: Any, fakes: list) -> None:
+    """A garbage-collected Library's registrations, undone."""
+    _forget_fakes(fakes)
+    _C._Library.destroy(lib)
+
+
 class Library:
     """A set of registrations in one namespace, undone when the Library is destroyed.
 
@@ -56,8 +70,10 @@ class Library:
         self.dispatch_key = dispatch_key
         self._lib: Optional[_C._Library] = _C._Library(ns, kind, dispatch_key, file, line)
         self._op_defs: list[str] = []
+        # Fakes given here, (op, fn): their FAKES entries go with the Library.
+        self._fakes: list[Tuple[str, Callable[..., Any]]] = []
         # Deregisters when the Library is garbage collected.
-        self._finalizer = weakref.finalize(self, _C._Library.destroy, self._lib)
+        self._finalizer = weakref.finalize(self, _release, self._lib, self._fakes)
 
     def __repr__(self) -> str:
         state = "" if self._lib is not None and self._lib.alive else ", destroyed"
@@ -90,9 +106,25 @@ class Library:
         self._c().impl(_op_name(op_name), fn, dispatch_key or self.dispatch_key, _check_aliasing, file, line)
 
     def register_fake(self, op_name: Any, fn: Callable[..., Any]) -> None:
-        """The op's fake (meta) implementation: called with meta tensors, returns meta tensors
-        of the outputs' shapes and dtypes (`opreg.empty(shape, dtype, device="meta")`,
-        `x.new_empty(shape)`)."""
+        """The op's fake, as torch.library.register_fake's: `fn` takes the op's arguments with
+        tensors of the outputs' shapes and dtypes in place of data, and returns such tensors
+        (`torch.empty_like(x)`, `x.new_empty(shape)`, `opreg.empty_like(x)`). It serves both
+        worlds: torch's tracing (torch.compile, FakeTensor) calls it with FakeTensors, whose
+        sizes stay symbolic (through opreg.torch), and opreg's Meta key calls it with opreg
+        meta tensors, or with torch meta tensors when it refuses those (_fake_adapter). Undone
+        with the Library. `register_meta` registers an opreg-only Meta kernel instead."""
+        file, line = _caller()
+        name = _op_name(op_name)
+        self._c().impl(name, _fake_adapter.meta_kernel_of(fn), "Meta", False, file, line)
+        qualified = name if "::" in name else f"{self.ns}::{name}"
+        _op_events.FAKES[qualified] = fn
+        self._fakes.append((qualified, fn))
+
+    def register_meta(self, op_name: Any, fn: Callable[..., Any]) -> None:
+        """An opreg Meta kernel (what register_fake meant in opreg before it took torch-style
+        fakes): called with opreg meta tensors only, returns opreg meta tensors of the outputs'
+        shapes and dtypes (`opreg.empty(shape, dtype, device="meta")`, `x.new_empty(shape)`).
+        torch's tracing derives its fake from it (specialising the sizes of new returns)."""
         file, line = _caller()
         self._c().impl(_op_name(op_name), fn, "Meta", False, file, line)
 
@@ -118,6 +150,7 @@ class Library:
 
     def _destroy(self) -> None:
         """Undoes every registration of this Library now."""
+        _forget_fakes(self._fakes)
         if self._lib is not None:
             self._finalizer.detach()
             self._lib.destroy()
@@ -229,12 +262,26 @@ def register_kernel(op: Any, device_types: Union[None, str, Sequence[str]],
 
 def register_fake(op: Any, func: Optional[Callable[..., Any]] = None, /, *,
                   lib: Optional[Library] = None) -> Any:
-    """torch.library.register_fake: `func` as the fake (meta) implementation of `op`, out
-    overloads included; a decorator without `func`."""
+    """torch.library.register_fake: `func` as the fake of `op` (Library.register_fake: torch's
+    tracing and opreg's Meta key both use it), out overloads included; a decorator without
+    `func`."""
     ns, name = _qualified(op)
 
     def register(f: Callable[..., Any]) -> Callable[..., Any]:
         _library(ns, lib).register_fake(name, f)
+        return f
+
+    return register if func is None else register(func)
+
+
+def register_meta(op: Any, func: Optional[Callable[..., Any]] = None, /, *,
+                  lib: Optional[Library] = None) -> Any:
+    """An opreg-only Meta kernel for `op` (Library.register_meta: opreg meta tensors in and out);
+    a decorator without `func`."""
+    ns, name = _qualified(op)
+
+    def register(f: Callable[..., Any]) -> Callable[..., Any]:
+        _library(ns, lib).register_meta(name, f)
         return f
 
     return register if func is None else register(func)

@@ -439,11 +439,13 @@ def _qualified_of(torch_op: Any) -> str:
 
 
 def register_fake(op: Any, func: Optional[Callable[..., Any]] = None, /) -> Any:
-    """A torch-level fake for an opreg op's torch op, as torch.library.register_fake's: `func`
-    gets torch FakeTensors, whose sizes stay symbolic under dynamic shapes, and returns torch
-    tensors. It replaces the fake derived from the op's Meta kernel, which specialises the sizes
-    of ops that return new tensors (each new batch size compiles again, and a size marked with
-    torch._dynamo.mark_dynamic is refused). A decorator without `func`.
+    """A fake for an opreg op's torch op, as torch.library.register_fake's (the meaning
+    register_fake has everywhere in opreg): `func` gets torch FakeTensors, whose sizes stay
+    symbolic under dynamic shapes, and returns torch tensors. Unlike opreg.library.register_fake
+    it leaves the op's opreg Meta kernel alone (a C++ library's own Meta kernel keeps serving
+    opreg's calls). It replaces the fake derived from the op's Meta kernel, which specialises
+    the sizes of ops that return new tensors (each new batch size compiles again, and a size
+    marked with torch._dynamo.mark_dynamic is refused). A decorator without `func`.
 
     An op that returns nothing (`-> ()`) needs none (its own fake keeps sizes symbolic); one
     given replaces the Meta kernel's checks while tracing. So does one given to an op whose
