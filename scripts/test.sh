@@ -62,9 +62,9 @@ echo "== TSan build (threaded tests)"
 opreg_build "$OPREG_ROOT/build/tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPREG_BUILD_CUDA=OFF \
   -DOPREG_BUILD_TESTS=ON -DOPREG_BUILD_BENCHMARKS=OFF -DOPREG_BUILD_FUZZERS=OFF \
   -DOPREG_BUILD_PYTHON=OFF -DOPREG_SANITIZE=thread --target test_dispatch_threads
-cmake --build "$OPREG_ROOT/build/tsan" -j "$OPREG_JOBS" --target test_capture_scope
+cmake --build "$OPREG_ROOT/build/tsan" -j "$OPREG_JOBS" --target test_capture_scope test_op_events
 TSAN_OPTIONS=halt_on_error=1 opreg_ctest tsan "$OPREG_ROOT/build/tsan" \
-  -R '^(test_dispatch_threads|test_capture_scope)$'
+  -R '^(test_dispatch_threads|test_capture_scope|test_op_events)$'
 
 echo "== summary"
 awk '{printf "  %-8s %5d passed, %d failed\n", $1, $2, $3; p += $2; f += $3}

@@ -116,6 +116,7 @@ absl::StatusOr<RegistrationHandle> Dispatcher::Define(FunctionSchema schema,
   absl::StatusOr<RegistrationHandle> handle =
       DefineUnnotified(std::move(schema), std::move(options));
   if (!handle.ok()) return handle;
+  DeliverEvents();  // the op event stream's kDefined, queued by DefineUnnotified
   // Copied so that a listener may add listeners or define ops itself.
   std::vector<DefineListener> listeners;
   {
@@ -210,9 +211,14 @@ absl::StatusOr<RegistrationHandle> Dispatcher::DefineUnnotified(FunctionSchema s
   }
   entry.definition_.store(entry.owned_definition_.get(), std::memory_order_release);
   AutoLinkOutVariantsLocked(entry);
+  QueueEventLocked(OpEvent::kDefined, name);
   return RegistrationHandle([this, e = &entry] {
-    std::lock_guard<std::mutex> l(mu_);
-    UndefineLocked(*e);
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (e->owned_definition_ != nullptr) QueueEventLocked(OpEvent::kUndefined, e->name());
+      UndefineLocked(*e);
+    }
+    DeliverEvents();
   });
 }
 

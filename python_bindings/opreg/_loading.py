@@ -101,7 +101,7 @@ def load_library(path: str | os.PathLike[str]) -> None:
             raise OSError(f"opreg.load_library: could not load {real}: {detail}") from e
         _loaded.add(real)
         errors = _C.static_registration_errors()[before:]
-    _op_events.loaded()  # opreg.torch, once imported, registers the library's ops
+    _op_events.deliver()  # the library's ops reach the followers (opreg.torch) now
     if errors:
         raise RegistrationError(real, errors)
 

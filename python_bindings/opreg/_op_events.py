@@ -1,45 +1,110 @@
-"""What opreg's Python modules tell the parts that follow ops (opreg.torch), and the tables they
-share, so that no module reaches into another's private names or imports it back.
+"""The op event stream in Python, and the tables opreg's Python modules share, so that no module
+reaches into another's private names or imports it back.
 
-- `defined(name)`: an op was defined from Python (opreg.Library.define); `loaded()`: a kernel
-  library was loaded (its C++ blocks may have defined ops). Followers subscribe with
-  `on_defined` / `on_loaded`; an event with no follower does nothing. Followers run on the
-  calling thread, in subscription order; one that raises propagates to the caller.
+- `subscribe(follower, replay=True)`: `follower(kind, name)` for each op event from now on,
+  kind "defined" or "undefined", for every op of every origin (C++ libraries as they load,
+  opreg.Library from Python); with `replay`, first ("defined", name) for each op defined at that
+  moment. Each event reaches each follower once, in order. Returns a Subscription (`close()`).
+  The events come from the dispatcher's stream (Dispatcher::Subscribe, one subscription for the
+  process): they are handed over on the main thread at a bytecode boundary, or at once by
+  `deliver()`, which opreg.Library.define and opreg.load_library call after defining (so a
+  Python definition is followed before define returns, on the defining thread). Followers run
+  with the GIL held, in subscription order; one that raises is reported as unraisable and the
+  others still run.
 - `FAKES`: "ns::name[.overload]" -> the fake given to register_fake (opreg.library), which
   opreg.torch gives torch as the op's torch-level fake.
-- `CUSTOM_OPS`: names of the ops opreg.custom_op defined (opreg.torch gives them torch's
-  version-counter semantics); `TORCH_OPS`: "ns::name.overload" -> the torch OpOverload of each op
-  opreg.torch has registered (opreg.custom_op calls through it for torch tensors).
+- `CUSTOM_OPS`: names of the ops opreg.custom_op defined; `TORCH_OPS`: "ns::name.overload" ->
+  the torch OpOverload of each op opreg.torch has registered (opreg.custom_op calls through it
+  for torch tensors).
 
-This module imports nothing of opreg: every module may import it.
+This module imports only opreg's extension module: every module may import it.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Set
+import sys
+import threading
+from typing import Any, Callable, Dict, List, Set, Tuple
+
+from . import _C
 
 CUSTOM_OPS: Set[str] = set()
 FAKES: Dict[str, Callable[..., Any]] = {}
 TORCH_OPS: Dict[str, Any] = {}
 
-_on_defined: List[Callable[[str], None]] = []
-_on_loaded: List[Callable[[], None]] = []
+Follower = Callable[[str, str], None]
 
 
-def on_defined(follower: Callable[[str], None]) -> None:
-    """Calls `follower(qualified_name)` after each op defined from Python from now on."""
-    _on_defined.append(follower)
+class Subscription:
+    """A follower's place in the stream; `close()` stops its events (idempotent)."""
+
+    def __init__(self, follower: Follower, replayed: Set[str]) -> None:
+        self.follower = follower
+        # Ops its replay reported whose queued "defined" event (from before the replay) must
+        # not reach it a second time.
+        self.replayed = replayed
+
+    def close(self) -> None:
+        with _lock:
+            if self in _subscriptions:
+                _subscriptions.remove(self)
 
 
-def on_loaded(follower: Callable[[], None]) -> None:
-    """Calls `follower()` after each kernel library load from now on."""
-    _on_loaded.append(follower)
+_lock = threading.RLock()
+_subscriptions: List[Subscription] = []
+_stream_open = False
 
 
-def defined(qualified_name: str) -> None:
-    for follower in list(_on_defined):
-        follower(qualified_name)
+def _deliver(events: List[Tuple[str, str]]) -> None:
+    """The dispatcher stream's callback (GIL held)."""
+    with _lock:
+        subscriptions = list(_subscriptions)
+    for i, (kind, name) in enumerate(events):
+        try:
+            for s in subscriptions:
+                if s.replayed and name in s.replayed:
+                    s.replayed.discard(name)
+                    if kind == "defined":
+                        continue  # its replay told it already
+                try:
+                    s.follower(kind, name)
+                except Exception:
+                    sys.unraisablehook(_unraisable(s.follower))
+        except BaseException:  # an interrupt: the rest are handed over again later
+            _C._queue_op_events(events[i:])
+            raise
 
 
-def loaded() -> None:
-    for follower in list(_on_loaded):
-        follower()
+def _unraisable(follower: Follower) -> Any:
+    exc_type, exc, tb = sys.exc_info()
+    return type("UnraisableHookArgs", (), {
+        "exc_type": exc_type, "exc_value": exc, "exc_traceback": tb,
+        "err_msg": "an opreg op event follower failed", "object": follower})()
+
+
+def subscribe(follower: Follower, *, replay: bool = True) -> Subscription:
+    """See the module's docstring."""
+    global _stream_open
+    with _lock:
+        if not _stream_open:
+            # Its replay (every op defined now) is queued for the first deliver().
+            _C._subscribe_op_events(_deliver)
+            _stream_open = True
+    deliver()  # what is queued goes to the followers that were there before this one
+    with _lock:
+        names = _C.list_ops() if replay else []
+        subscription = Subscription(follower, set(names))
+        _subscriptions.append(subscription)
+    for name in names:
+        follower("defined", name)
+    return subscription
+
+
+def deliver() -> None:
+    """Hands the queued events to the followers now, on this thread."""
+    if _stream_open:
+        _C._deliver_op_events()
+
+
+def close_stream() -> None:
+    """Schedules no more hand-overs (the interpreter is exiting)."""
+    _C._stop_define_listener()

@@ -92,7 +92,7 @@ class Library:
         self._c().define(schema, list(tags_of(tags)), file, line)
         name = schema.split("(", 1)[0].split("::")[-1]
         self._op_defs.append(name)
-        _op_events.defined(f"{self.ns}::{name}")  # opreg.torch, once imported, follows it
+        _op_events.deliver()  # its event reaches the followers (opreg.torch) before we return
         return name
 
     def impl(self, op_name: Any, fn: Callable[..., Any], dispatch_key: str = "", *,
@@ -155,6 +155,7 @@ class Library:
             self._finalizer.detach()
             self._lib.destroy()
             self._lib = None
+            _op_events.deliver()  # the undefinitions reach the followers before we return
 
 
 def register_autograd(op: Any, backward: Callable[..., Any], *,

@@ -82,7 +82,7 @@ __all__ = ["python_kernels", "register_autograd", "register_fake", "registered",
 
 
 class _Lock:
-    """The module's reentrant lock. The define callback runs at any bytecode boundary of the
+    """The module's reentrant lock. The op event follower runs at any bytecode boundary of the
     main thread, so also inside the module's own registration code: there it leaves the names
     here (defer), and the thread registers them as it releases the lock."""
 
@@ -104,8 +104,8 @@ class _Lock:
             self._owner = None
             deferred, self._deferred = self._deferred, []
         self._lock.release()
-        if deferred:
-            _on_cpp_define(deferred)
+        for qualified in deferred:
+            _on_op_event("defined", qualified)
 
     def held_here(self) -> bool:
         return self._owner == threading.get_ident()
@@ -492,38 +492,26 @@ def register_autograd(op: Any, backward: Callable[..., Any], *,
         _autograd_libs[qualified] = lib  # a later register_autograd replaces it again
 
 
-def _on_cpp_define(names: List[str]) -> None:
-    """The define callback (opreg._C._on_cpp_define): ops just defined by any code, handed over
-    from the main thread at a bytecode boundary. Called inside this module's own registration
-    code, it leaves them for the lock's release."""
+def _on_op_event(kind: str, qualified: str) -> None:
+    """The op event stream's follower (_op_events): an op defined by any code becomes a torch
+    op, and a name skipped before (its schema refused, torch's op of that name since gone) is
+    tried again. The stream is handed over at any bytecode boundary of the main thread, so also
+    inside this module's own registration code: there the name waits for the lock's release.
+    An undefined op's torch op stays (and says so when called)."""
+    if kind != "defined":
+        return
     if _lock.held_here():
-        _lock.defer(names)
+        _lock.defer([qualified])
         return
     with _lock:
-        for i, qualified in enumerate(names):
-            try:
-                try:
-                    _overload_of(qualified)
-                except AttributeError:
-                    continue  # undefined again since
-                _on_define(qualified)  # a no-op for one opreg.Library registered already
-            except BaseException:  # an interrupt: the rest are handed over again later
-                _C._queue_defined(names[i:])
-                raise
+        try:
+            _overload_of(qualified)
+        except AttributeError:
+            return  # undefined again since
+        _skipped.pop(qualified, None)
+        _register_or_skip(qualified)
 
 
-def _on_define(qualified_name: str) -> None:
-    """Follows opreg.Library.define (through _op_events): a name skipped before (its
-    schema refused, torch's op of that name since gone) is tried again."""
-    with _lock:
-        _skipped.pop(qualified_name, None)
-        _register_or_skip(qualified_name)
-
-
-# The listener first: an op C++ code defines while sync() reads the list is then handed over
-# too (at a bytecode boundary inside sync(), so deferred to its end).
-_C._on_cpp_define(_on_cpp_define)
-atexit.register(_C._stop_define_listener)
-_op_events.on_defined(_on_define)  # opreg.Library.define
-_op_events.on_loaded(sync)  # opreg.load_library
-sync()
+# Every op defined now (the subscription's replay) and from now on, each once.
+_subscription = _op_events.subscribe(_on_op_event, replay=True)
+atexit.register(_op_events.close_stream)

@@ -1,12 +1,16 @@
-// Tells Python of the ops C++ code defines: a kernel library loaded with torch.ops.load_library,
-// ctypes or as an extension module registers its ops as it loads, and opreg.torch makes them
-// torch ops without being asked (opreg.load_library already asks).
+// The dispatcher's op event stream (Dispatcher::Subscribe), handed to Python: every op defined
+// or undefined by any code (a kernel library loaded with torch.ops.load_library, ctypes or as
+// an extension module registers its ops as it loads; opreg.Library from Python), and with the
+// subscription the ops defined before it (replay). opreg._op_events fans them out (opreg.torch
+// follows them).
 //
 // The dispatcher tells us on the defining thread, often inside dlopen (the loader's lock held)
-// and maybe without the GIL, where no Python code may run. So the names are queued here and one
-// pending call (Py_AddPendingCall, callable from any thread without the GIL) hands them to the
-// Python callback from the interpreter's main thread at its next bytecode boundary, GIL held:
-// before torch.ops.load_library or the import statement returns there.
+// and maybe without the GIL, where no Python code may run. So the events are queued here and
+// one pending call (Py_AddPendingCall, callable from any thread without the GIL) hands them to
+// the Python callback from the interpreter's main thread at its next bytecode boundary, GIL
+// held: before torch.ops.load_library or the import statement returns there. A Python caller
+// that has just defined ops (opreg.Library.define, opreg.load_library) hands them over at once
+// with _deliver_op_events, on its own thread: delivered synchronously where the GIL is held.
 #include <mutex>
 #include <string>
 #include <utility>
@@ -23,8 +27,10 @@ std::mutex& Mu() {
   static auto* mu = new std::mutex();
   return *mu;
 }
-std::vector<std::string>& Pending() {  // defined, not yet handed to the callback (under Mu())
-  static auto* pending = new std::vector<std::string>();
+// An event: (true for defined / false for undefined, the op's name).
+using Event = std::pair<bool, std::string>;
+std::vector<Event>& Pending() {  // not yet handed to the callback (under Mu())
+  static auto* pending = new std::vector<Event>();
   return *pending;
 }
 bool g_scheduled = false;        // a pending call is queued (under Mu())
@@ -33,8 +39,8 @@ PyObject* g_callback = nullptr;  // strong reference, process lifetime (set with
 
 int HandOver(void* /*unused*/);
 
-// Requires Mu(). A full queue of pending calls (rare: it holds 32) leaves the names queued for
-// the next definition to schedule (opreg.torch.sync() registers them at any time).
+// Requires Mu(). A full queue of pending calls (rare: it holds 32) leaves the events queued for
+// the next one to schedule (or a _deliver_op_events call).
 void ScheduleLocked() {
   if (g_scheduled || g_stopped || Pending().empty() || InterpreterGone()) return;
   if (Py_AddPendingCall(&HandOver, nullptr) == 0) g_scheduled = true;
@@ -44,23 +50,27 @@ void ScheduleLocked() {
 // (they would otherwise surface in whatever code the main thread happens to run), except an
 // interrupt (KeyboardInterrupt, SystemExit), which is raised there as a signal's would be.
 int HandOver(void* /*unused*/) {
-  std::vector<std::string> names;
+  std::vector<Event> events;
   {
     std::lock_guard<std::mutex> lock(Mu());
     g_scheduled = false;
-    names.swap(Pending());
+    events.swap(Pending());
   }
-  if (names.empty() || g_callback == nullptr || InterpreterGone()) return 0;
+  if (events.empty() || g_callback == nullptr || InterpreterGone()) return 0;
   // The main thread may be in the middle of raising: keep its exception aside.
   PyObject *type, *value, *traceback;
   PyErr_Fetch(&type, &value, &traceback);
-  PyObject* list = PyList_New(static_cast<Py_ssize_t>(names.size()));
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(events.size()));
   if (list != nullptr) {
-    for (size_t i = 0; i < names.size(); ++i) {
-      PyObject* s = PyUnicode_FromStringAndSize(names[i].data(),
-                                                static_cast<Py_ssize_t>(names[i].size()));
-      if (s == nullptr) break;
-      PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), s);
+    for (size_t i = 0; i < events.size(); ++i) {
+      PyObject* kind = PyUnicode_FromString(events[i].first ? "defined" : "undefined");
+      PyObject* name = PyUnicode_FromStringAndSize(
+          events[i].second.data(), static_cast<Py_ssize_t>(events[i].second.size()));
+      PyObject* item = kind != nullptr && name != nullptr ? PyTuple_Pack(2, kind, name) : nullptr;
+      Py_XDECREF(kind);
+      Py_XDECREF(name);
+      if (item == nullptr) break;
+      PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), item);
     }
   }
   bool interrupted = false;
@@ -71,7 +81,7 @@ int HandOver(void* /*unused*/) {
   } else if (PyErr_ExceptionMatches(PyExc_Exception)) {
     PyErr_WriteUnraisable(g_callback);
   } else {
-    interrupted = true;  // the callback queued the names it did not get to
+    interrupted = true;  // the callback queued the events it did not get to
   }
   Py_XDECREF(list);
   if (interrupted) {  // raised in the main thread's code, instead of what it was raising
@@ -84,9 +94,9 @@ int HandOver(void* /*unused*/) {
   return 0;
 }
 
-void Queue(std::vector<std::string> names) {
+void Queue(std::vector<Event> events) {
   std::lock_guard<std::mutex> lock(Mu());
-  for (std::string& name : names) Pending().push_back(std::move(name));
+  for (Event& e : events) Pending().push_back(std::move(e));
   ScheduleLocked();
 }
 
@@ -94,25 +104,39 @@ void Queue(std::vector<std::string> names) {
 
 void InitDefineListener(py::module_& m) {
   m.def(
-      "_on_cpp_define",
+      "_subscribe_op_events",
       [](py::object callback) {
         PyObject* old = g_callback;
         g_callback = callback.release().ptr();
         if (old != nullptr) {
-          Py_DECREF(old);  // replaced (the module was reloaded): one listener still
+          Py_DECREF(old);  // replaced (the module was reloaded): one subscription still
           return;
         }
-        Dispatcher::Get().AddDefineListener(
-            [](const OperatorName& name) { Queue({name.str()}); });
+        Dispatcher::Get().Subscribe(
+            [](Dispatcher::OpEvent kind, const OperatorName& name) {
+              Queue({Event{kind == Dispatcher::OpEvent::kDefined, name.str()}});
+            },
+            /*replay=*/true);
       },
       py::arg("callback"),
-      "Calls callback(names) from the main thread, soon after, for the ops defined from now on "
-      "(by any code: C++ libraries as they load, opreg.Library); a second call replaces the "
-      "callback.");
+      "Calls callback([(kind, name), ...]) with the op events ('defined' / 'undefined') from now "
+      "on, first ('defined', name) for every op defined now: from the main thread soon after, "
+      "or at once through _deliver_op_events. A second call replaces the callback.");
   m.def(
-      "_queue_defined", [](std::vector<std::string> names) { Queue(std::move(names)); },
-      py::arg("names"),
-      "Hands `names` to the define callback again (it was interrupted before it got to them).");
+      "_deliver_op_events",
+      [] {
+        if (HandOver(nullptr) != 0) throw py::error_already_set();
+      },
+      "Hands the queued op events to the callback now, on this thread (the GIL held).");
+  m.def(
+      "_queue_op_events",
+      [](const std::vector<std::pair<std::string, std::string>>& events) {
+        std::vector<Event> queued;
+        for (const auto& [kind, name] : events) queued.emplace_back(kind == "defined", name);
+        Queue(std::move(queued));
+      },
+      py::arg("events"),
+      "Hands `events` to the callback again (it was interrupted before it got to them).");
   m.def(
       "_stop_define_listener",
       [] {

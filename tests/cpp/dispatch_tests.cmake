@@ -44,3 +44,4 @@ add_dependencies(test_cli_ops opreg_test_stable_plugin opreg_test_pymodule_plugi
 target_compile_definitions(test_cli_ops PRIVATE
   OPREG_TEST_STABLE_PLUGIN="$<TARGET_FILE:opreg_test_stable_plugin>"
   OPREG_TEST_PYMODULE_PLUGIN="$<TARGET_FILE:opreg_test_pymodule_plugin>")
+opreg_add_cpp_test(test_op_events LIBS opreg::dispatch Threads::Threads)

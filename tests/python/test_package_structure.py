@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import subprocess
 from pathlib import Path
-from typing import Dict, List, Set
+from typing import Dict, List, Set, Tuple
 
 import pytest
 
@@ -82,12 +82,18 @@ def test_no_source_file_over_600_lines():
 
 
 def test_python_defines_reach_followers_once(ns):
-    seen: List[str] = []
-    _op_events.on_defined(seen.append)
+    seen: List[Tuple[str, str]] = []
+
+    def follow(kind: str, name: str) -> None:
+        if name.startswith(f"{ns}::"):
+            seen.append((kind, name))
+
+    subscription = _op_events.subscribe(follow, replay=False)
     try:
         lib = opreg.Library(ns, "DEF")
         lib.define("twice(Tensor x) -> Tensor")
-        assert seen == [f"{ns}::twice"]
+        assert seen == [("defined", f"{ns}::twice")]  # once, before define returned
         lib._destroy()
+        assert seen == [("defined", f"{ns}::twice"), ("undefined", f"{ns}::twice")]
     finally:
-        _op_events._on_defined.remove(seen.append)
+        subscription.close()

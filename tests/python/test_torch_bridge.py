@@ -363,7 +363,7 @@ def test_ops_heard_of_while_opreg_torch_registers_are_registered_as_it_finishes(
     opreg_torch._unregister(qualified)  # as if torch had not heard of it yet
     assert qualified not in opreg_torch.registered()
     with opreg_torch._lock:
-        opreg_torch._on_cpp_define([qualified])
+        opreg_torch._on_op_event("defined", qualified)
         assert qualified not in opreg_torch.registered()
     assert qualified in opreg_torch.registered()
     assert getattr(torch.ops, ns).f(torch.ones(2)).tolist() == [2.0, 2.0]
@@ -386,7 +386,7 @@ def test_a_failed_registration_leaves_no_half_made_torch_op(monkeypatch):
     assert "kernels refused" in opreg_torch.skipped()[qualified]
     assert not opreg_torch._torch_has(qualified)
     monkeypatch.undo()
-    opreg_torch._on_define(qualified)
+    opreg_torch._on_op_event("defined", qualified)
     assert qualified in opreg_torch.registered()
     assert getattr(torch.ops, ns).f(torch.ones(2)).tolist() == [2.0, 2.0]
     lib._destroy()

@@ -14,6 +14,7 @@
 // during a call in another thread stays valid (it is retired, not freed, until exit).
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -288,6 +289,21 @@ class Dispatcher {
   using DefineListener = std::function<void(const OperatorName&)>;
   void AddDefineListener(DefineListener listener);
 
+  // The op event stream: each definition (kDefined) and undefinition (kUndefined, its
+  // RegistrationHandle released) of an op, delivered to every subscriber once, in the order
+  // they happened, on a thread that made one of them, with no dispatcher lock held (a
+  // subscriber may look ops up, define ops or subscribe; events it causes are delivered after
+  // it returns). With `replay`, a new subscriber is first told kDefined for every op defined at
+  // that moment, and then only of later events: it sees each op's history exactly once.
+  // Subscribers must be thread-safe and must not throw (an exception is logged and dropped).
+  // Returns an id for Unsubscribe. Thread-safe.
+  enum class OpEvent { kDefined, kUndefined };
+  using OpListener = std::function<void(OpEvent, const OperatorName&)>;
+  uint64_t Subscribe(OpListener listener, bool replay);
+  // Stops the events to subscriber `id` (after the one being delivered, if any). Unknown ids
+  // are ignored. Thread-safe.
+  void Unsubscribe(uint64_t id);
+
   // ---- Queries ----
   // The out variant linked to a functional op, if any.
   std::optional<OutVariantLink> OutVariantOf(const OperatorName& functional) const;
@@ -326,6 +342,26 @@ class Dispatcher {
   uint64_t next_registration_id_ = 1;
   std::mutex listeners_mu_;  // not mu_: listeners run with mu_ released
   std::vector<DefineListener> define_listeners_;
+
+  // The op event stream (op_events.cc). Events are queued under mu_, in order, by the
+  // definition or undefinition itself, and delivered by DeliverEvents under events_mu_.
+  struct QueuedEvent {
+    uint64_t seq;
+    OpEvent kind;
+    OperatorName name;
+  };
+  struct Subscriber {
+    uint64_t id;
+    uint64_t after_seq;  // events up to this one were in its replay (or came before it)
+    std::shared_ptr<const OpListener> listener;
+  };
+  void QueueEventLocked(OpEvent kind, const OperatorName& name);  // requires mu_
+  void DeliverEvents();  // call with no lock held
+  std::deque<QueuedEvent> events_;  // under mu_
+  uint64_t event_seq_ = 0;          // under mu_
+  std::recursive_mutex events_mu_;  // held while delivering or subscribing
+  std::vector<Subscriber> subscribers_;  // under events_mu_
+  uint64_t next_subscriber_id_ = 1;      // under events_mu_
 };
 
 }  // namespace opreg
