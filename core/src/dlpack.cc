@@ -35,42 +35,19 @@ void ReleaseImported(void* context) {
 
 // The dtype of `t`, nullopt when opreg has none. No Status on this per-argument path; the error
 // is built by FromDLDataType only when it is needed.
+constexpr uint32_t DLKey(uint8_t code, uint8_t bits) { return (uint32_t{code} << 8) | bits; }
+
 std::optional<DType> DTypeOfDL(DLDataType t) {
   if (t.lanes != 1) return std::nullopt;
-  switch (t.code) {
-    case kDLFloat:
-      if (t.bits == 16) return DType::kFloat16;
-      if (t.bits == 32) return DType::kFloat32;
-      if (t.bits == 64) return DType::kFloat64;
-      break;
-    case kDLBfloat:
-      if (t.bits == 16) return DType::kBFloat16;
-      break;
-    case kDLInt:
-      if (t.bits == 8) return DType::kInt8;
-      if (t.bits == 16) return DType::kInt16;
-      if (t.bits == 32) return DType::kInt32;
-      if (t.bits == 64) return DType::kInt64;
-      break;
-    case kDLUInt:
-      if (t.bits == 8) return DType::kUInt8;
-      if (t.bits == 16) return DType::kUInt16;
-      if (t.bits == 32) return DType::kUInt32;
-      if (t.bits == 64) return DType::kUInt64;
-      break;
-    case kDLPackBoolCode:
-      if (t.bits == 8) return DType::kBool;
-      break;
-    case kDLPackFloat8E4M3FNCode:
-      if (t.bits == 8) return DType::kFloat8E4M3FN;
-      break;
-    case kDLPackFloat8E5M2Code:
-      if (t.bits == 8) return DType::kFloat8E5M2;
-      break;
+  switch (DLKey(t.code, t.bits)) {
+#define OPREG_DTYPE_FROM_DL(_, e, short_name, torch, size, floating, dlpack, ...) \
+  case DLKey(dlpack, (size) * 8):                                         \
+    return DType::k##e;
+    OPREG_DTYPE_TABLE(OPREG_DTYPE_FROM_DL, _)  // generated from dtype_table.h
+#undef OPREG_DTYPE_FROM_DL
     default:
-      break;
+      return std::nullopt;
   }
-  return std::nullopt;
 }
 
 std::string DescribeDLType(DLDataType t) {
@@ -84,36 +61,14 @@ DLDataType ToDLDataType(DType dtype) {
   DLDataType t;
   t.lanes = 1;
   t.bits = static_cast<uint8_t>(ItemSize(dtype) * 8);
+  t.code = kDLFloat;
   switch (dtype) {
-    case DType::kFloat32:
-    case DType::kFloat64:
-    case DType::kFloat16:
-      t.code = kDLFloat;
-      break;
-    case DType::kBFloat16:
-      t.code = kDLBfloat;
-      break;
-    case DType::kInt8:
-    case DType::kInt16:
-    case DType::kInt32:
-    case DType::kInt64:
-      t.code = kDLInt;
-      break;
-    case DType::kUInt8:
-    case DType::kUInt16:
-    case DType::kUInt32:
-    case DType::kUInt64:
-      t.code = kDLUInt;
-      break;
-    case DType::kBool:
-      t.code = kDLPackBoolCode;
-      break;
-    case DType::kFloat8E4M3FN:
-      t.code = kDLPackFloat8E4M3FNCode;
-      break;
-    case DType::kFloat8E5M2:
-      t.code = kDLPackFloat8E5M2Code;
-      break;
+#define OPREG_DTYPE_TO_DL(_, e, short_name, torch, size, floating, dlpack, ...) \
+  case DType::k##e:                                                     \
+    t.code = dlpack;                                                    \
+    break;
+    OPREG_DTYPE_TABLE(OPREG_DTYPE_TO_DL, _)  // generated from dtype_table.h
+#undef OPREG_DTYPE_TO_DL
   }
   return t;
 }

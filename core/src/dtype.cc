@@ -4,6 +4,7 @@
 #include <string>
 
 #include "opreg/core/string_util.h"
+#include "opreg/core/torch_scalar_types.h"
 
 namespace opreg {
 namespace {
@@ -12,28 +13,29 @@ struct DTypeInfo {
   DType dtype;
   std::string_view name;
   std::string_view torch_name;
-  std::string_view torch_alias;  // Unambiguous legacy torch alias, or "".
+  std::string_view torch_alias;  // torch's legacy name ("float", "long"), or "".
   int torch_code;
   bool floating;
 };
 
-// Indexed by the DType enumerator value.
+// torch's facts of each ScalarType enumerator, as kTorch<enumerator>.
+struct TorchFacts {
+  std::string_view name;
+  std::string_view legacy_name;
+  int code;
+};
+#define OPREG_TORCH_FACTS(e, code, name, legacy) constexpr TorchFacts kTorch##e{name, legacy, code};
+OPREG_FORALL_TORCH_SCALAR_TYPES(OPREG_TORCH_FACTS)
+#undef OPREG_TORCH_FACTS
+
+// Indexed by the DType enumerator value; generated from dtype_table.h, torch's names and codes
+// from torch_scalar_types.h.
 constexpr std::array<DTypeInfo, kNumDTypes> kDTypes = {{
-    {DType::kFloat32, "f32", "float32", "float", 6, true},
-    {DType::kFloat64, "f64", "float64", "double", 7, true},
-    {DType::kFloat16, "f16", "float16", "half", 5, true},
-    {DType::kBFloat16, "bf16", "bfloat16", "", 15, true},
-    {DType::kInt8, "i8", "int8", "", 1, false},
-    {DType::kUInt8, "u8", "uint8", "", 0, false},
-    {DType::kInt16, "i16", "int16", "short", 2, false},
-    {DType::kInt32, "i32", "int32", "int", 3, false},
-    {DType::kInt64, "i64", "int64", "long", 4, false},
-    {DType::kBool, "bool", "bool", "", 11, false},
-    {DType::kFloat8E4M3FN, "f8e4m3fn", "float8_e4m3fn", "", 24, true},
-    {DType::kFloat8E5M2, "f8e5m2", "float8_e5m2", "", 23, true},
-    {DType::kUInt16, "u16", "uint16", "", 27, false},
-    {DType::kUInt32, "u32", "uint32", "", 28, false},
-    {DType::kUInt64, "u64", "uint64", "", 29, false},
+#define OPREG_DTYPE_INFO(_, e, short_name, torch, size, floating, ...) \
+  {DType::k##e, short_name, kTorch##torch.name, kTorch##torch.legacy_name, kTorch##torch.code, \
+   floating},
+    OPREG_DTYPE_TABLE(OPREG_DTYPE_INFO, _)
+#undef OPREG_DTYPE_INFO
 }};
 
 constexpr bool TableIsIndexedByEnum() {

@@ -9,6 +9,8 @@
 #include <torch/headeronly/core/Dispatch.h>
 #include <torch/headeronly/util/Float8_e4m3fnuz.h>
 
+#include "opreg/core/torch_scalar_types.h"
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -20,6 +22,14 @@
 #include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/dispatcher.h"
 #include "opreg/dispatch/library.h"
+
+// torch_stable's header-only ScalarType cannot include opreg's headers: it must still agree
+// with the one table of torch's codes.
+#define OPREG_CHECK_STABLE_CODE_(e, code, name, legacy)                            \
+  static_assert(static_cast<int>(torch::headeronly::ScalarType::e) == (code),      \
+                "torch_stable's ScalarType::" #e " differs from torch_scalar_types.h");
+OPREG_FORALL_TORCH_SCALAR_TYPES(OPREG_CHECK_STABLE_CODE_)
+#undef OPREG_CHECK_STABLE_CODE_
 
 namespace {
 

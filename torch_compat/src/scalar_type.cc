@@ -10,36 +10,13 @@ namespace c10 {
 
 const char* toString(ScalarType t) {
   switch (t) {
-#define OPREG_CASE_(name) \
-  case ScalarType::name:  \
-    return #name;
-    OPREG_CASE_(Byte)
-    OPREG_CASE_(Char)
-    OPREG_CASE_(Short)
-    OPREG_CASE_(Int)
-    OPREG_CASE_(Long)
-    OPREG_CASE_(Half)
-    OPREG_CASE_(Float)
-    OPREG_CASE_(Double)
-    OPREG_CASE_(ComplexHalf)
-    OPREG_CASE_(ComplexFloat)
-    OPREG_CASE_(ComplexDouble)
-    OPREG_CASE_(Bool)
-    OPREG_CASE_(QInt8)
-    OPREG_CASE_(QUInt8)
-    OPREG_CASE_(QInt32)
-    OPREG_CASE_(BFloat16)
-    OPREG_CASE_(Float8_e5m2)
-    OPREG_CASE_(Float8_e4m3fn)
-    OPREG_CASE_(Float8_e5m2fnuz)
-    OPREG_CASE_(Float8_e4m3fnuz)
-    OPREG_CASE_(UInt16)
-    OPREG_CASE_(UInt32)
-    OPREG_CASE_(UInt64)
-    OPREG_CASE_(Float8_e8m0fnu)
-    OPREG_CASE_(Float4_e2m1fn_x2)
-    OPREG_CASE_(Undefined)
+#define OPREG_CASE_(e, code, name, legacy) \
+  case ScalarType::e:                      \
+    return #e;
+    OPREG_FORALL_TORCH_SCALAR_TYPES(OPREG_CASE_)  // torch_scalar_types.h
 #undef OPREG_CASE_
+    case ScalarType::Undefined:
+      return "Undefined";
   }
   return "UNKNOWN_SCALAR";
 }

@@ -11,52 +11,32 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "opreg/core/dtype_table.h"
 
 namespace opreg {
 
+// Generated from dtype_table.h, in its order.
 enum class DType : uint8_t {
-  kFloat32,
-  kFloat64,
-  kFloat16,
-  kBFloat16,
-  kInt8,
-  kUInt8,
-  kInt16,
-  kInt32,
-  kInt64,
-  kBool,
-  kFloat8E4M3FN,
-  kFloat8E5M2,
-  kUInt16,
-  kUInt32,
-  kUInt64,
+#define OPREG_DTYPE_ENUMERATOR(_, e, ...) k##e,
+  OPREG_DTYPE_TABLE(OPREG_DTYPE_ENUMERATOR, _)
+#undef OPREG_DTYPE_ENUMERATOR
 };
 
 // Number of DType enumerators (for tables and loops).
-inline constexpr int kNumDTypes = 15;
+inline constexpr int kNumDTypes = 0
+#define OPREG_DTYPE_COUNT(...) +1
+    OPREG_DTYPE_TABLE(OPREG_DTYPE_COUNT, _)
+#undef OPREG_DTYPE_COUNT
+    ;
 
 // Bytes per element.
 constexpr size_t ItemSize(DType dtype) {
   switch (dtype) {
-    case DType::kFloat64:
-    case DType::kInt64:
-    case DType::kUInt64:
-      return 8;
-    case DType::kFloat32:
-    case DType::kInt32:
-    case DType::kUInt32:
-      return 4;
-    case DType::kFloat16:
-    case DType::kBFloat16:
-    case DType::kInt16:
-    case DType::kUInt16:
-      return 2;
-    case DType::kInt8:
-    case DType::kUInt8:
-    case DType::kBool:
-    case DType::kFloat8E4M3FN:
-    case DType::kFloat8E5M2:
-      return 1;
+#define OPREG_DTYPE_ITEM_SIZE(_, e, short_name, torch, size, ...) \
+  case DType::k##e:                                           \
+    return size;
+    OPREG_DTYPE_TABLE(OPREG_DTYPE_ITEM_SIZE, _)
+#undef OPREG_DTYPE_ITEM_SIZE
   }
   return 0;
 }

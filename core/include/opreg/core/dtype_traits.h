@@ -9,23 +9,10 @@
 
 namespace opreg {
 
-// X-macro over every dtype: _(cpp_type, DType enumerator).
-#define OPREG_FORALL_DTYPES(_)            \
-  _(float, kFloat32)                      \
-  _(double, kFloat64)                     \
-  _(::opreg::Half, kFloat16)              \
-  _(::opreg::BFloat16, kBFloat16)         \
-  _(int8_t, kInt8)                        \
-  _(uint8_t, kUInt8)                      \
-  _(int16_t, kInt16)                      \
-  _(int32_t, kInt32)                      \
-  _(int64_t, kInt64)                      \
-  _(bool, kBool)                          \
-  _(::opreg::Float8E4M3FN, kFloat8E4M3FN) \
-  _(::opreg::Float8E5M2, kFloat8E5M2)    \
-  _(uint16_t, kUInt16)                    \
-  _(uint32_t, kUInt32)                    \
-  _(uint64_t, kUInt64)
+// X-macro over every dtype: _(cpp_type, DType enumerator), from dtype_table.h.
+#define OPREG_DTYPE_CPP_TYPE_(_, e, short_name, torch, size, floating, dlpack, cpp_type) \
+  _(cpp_type, k##e)
+#define OPREG_FORALL_DTYPES(_) OPREG_DTYPE_TABLE(OPREG_DTYPE_CPP_TYPE_, _)
 
 template <class T>
 struct DTypeOf;  // Undefined for types that are not tensor element types.

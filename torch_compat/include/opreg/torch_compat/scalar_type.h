@@ -17,6 +17,7 @@
 
 #include "opreg/core/dtype.h"
 #include "opreg/core/half.h"
+#include "opreg/core/torch_scalar_types.h"
 #include "opreg/torch_compat/float8_fnuz.h"
 #include "opreg/torch_compat/half_arithmetic.h"
 
@@ -31,32 +32,10 @@ using Float8_e5m2 = ::opreg::Float8E5M2;
 // Only the types opreg tensors hold have a DType; the fnuz float8 and unsigned types have C++
 // element types (so code naming them compiles) but no tensors.
 enum class ScalarType : int8_t {
-  Byte = 0,
-  Char = 1,
-  Short = 2,
-  Int = 3,
-  Long = 4,
-  Half = 5,
-  Float = 6,
-  Double = 7,
-  ComplexHalf = 8,
-  ComplexFloat = 9,
-  ComplexDouble = 10,
-  Bool = 11,
-  QInt8 = 12,
-  QUInt8 = 13,
-  QInt32 = 14,
-  BFloat16 = 15,
-  Float8_e5m2 = 23,
-  Float8_e4m3fn = 24,
-  Float8_e5m2fnuz = 25,
-  Float8_e4m3fnuz = 26,
-  UInt16 = 27,
-  UInt32 = 28,
-  UInt64 = 29,
-  Float8_e8m0fnu = 44,
-  Float4_e2m1fn_x2 = 45,
-  Undefined = 46,
+#define OPREG_TORCH_SCALAR_TYPE_ENUMERATOR(e, code, name, legacy) e = code,
+  OPREG_FORALL_TORCH_SCALAR_TYPES(OPREG_TORCH_SCALAR_TYPE_ENUMERATOR)  // torch_scalar_types.h
+#undef OPREG_TORCH_SCALAR_TYPE_ENUMERATOR
+  Undefined,
 };
 
 constexpr ScalarType kByte = ScalarType::Byte;
