@@ -1,6 +1,5 @@
 #include "opreg/dispatch/dispatch_key.h"
 
-#include <array>
 
 #include "opreg/core/error.h"
 
@@ -12,19 +11,21 @@ struct KeyName {
   DispatchKey key;
 };
 
-constexpr std::array<KeyName, 11> kKeyNames = {{
-    {"CPU", DispatchKey::kCPU},
-    {"CUDA", DispatchKey::kCUDA},
-    {"Meta", DispatchKey::kMeta},
-    {"CompositeExplicit", DispatchKey::kCompositeExplicit},
-    {"CompositeImplicit", DispatchKey::kCompositeImplicit},
-    {"CompositeExplicitAutograd", DispatchKey::kCompositeExplicit},
-    {"CompositeImplicitAutograd", DispatchKey::kCompositeImplicit},
-    {"cpu", DispatchKey::kCPU},
-    {"cuda", DispatchKey::kCUDA},
-    {"meta", DispatchKey::kMeta},
+// Generated from dispatch_key.h's tables: every key by its name first, in enum order (for
+// DispatchKeyName), then the other spellings ParseDispatchKey accepts: PyTorch's names of the
+// registration-only keys, the device names of the runtime keys, and "default".
+constexpr KeyName kKeyNames[] = {
+#define OPREG_KEY_NAME(e, name, ...) {name, DispatchKey::k##e},
+    OPREG_RUNTIME_DISPATCH_KEYS(OPREG_KEY_NAME) OPREG_REGISTRATION_DISPATCH_KEYS(OPREG_KEY_NAME)
+#undef OPREG_KEY_NAME
+#define OPREG_KEY_TORCH_NAME(e, name, torch_name) {torch_name, DispatchKey::k##e},
+    OPREG_REGISTRATION_DISPATCH_KEYS(OPREG_KEY_TORCH_NAME)
+#undef OPREG_KEY_TORCH_NAME
+#define OPREG_KEY_DEVICE_NAME(e, name, device, device_name) {device_name, DispatchKey::k##e},
+    OPREG_RUNTIME_DISPATCH_KEYS(OPREG_KEY_DEVICE_NAME)
+#undef OPREG_KEY_DEVICE_NAME
     {"default", DispatchKey::kCompositeExplicit},
-}};
+};
 
 // DispatchKeyName indexes kKeyNames by the enum: its first entries must be the keys in order.
 constexpr bool KeyNamesInEnumOrder() {
@@ -34,8 +35,6 @@ constexpr bool KeyNamesInEnumOrder() {
   return true;
 }
 static_assert(KeyNamesInEnumOrder(), "kKeyNames must start with every DispatchKey in order");
-static_assert(kNumRuntimeKeys == 3 && static_cast<int>(DispatchKey::kMeta) == kNumRuntimeKeys - 1,
-              "the runtime keys come first in DispatchKey");
 
 }  // namespace
 

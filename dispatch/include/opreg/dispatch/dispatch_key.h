@@ -13,17 +13,33 @@
 
 namespace opreg {
 
+// The one table of dispatch keys, in two parts; the enum (runtime keys first), the counts, the
+// names of DispatchKeyName / ParseDispatchKey and DispatchKeyFor are generated from it.
+// Runtime keys, X(enumerator, name, device_type, device_name): each serves the tensors of one
+// device type (ParseDispatchKey accepts the device's name too).
+#define OPREG_RUNTIME_DISPATCH_KEYS(X) \
+  X(CPU, "CPU", kCPU, "cpu")           \
+  X(CUDA, "CUDA", kCUDA, "cuda")       \
+  X(Meta, "Meta", kMeta, "meta")
+// Registration-only keys, X(enumerator, name, torch_name): `torch_name` is PyTorch's spelling,
+// which ParseDispatchKey accepts too.
+#define OPREG_REGISTRATION_DISPATCH_KEYS(X)                                \
+  X(CompositeExplicit, "CompositeExplicit", "CompositeExplicitAutograd") \
+  X(CompositeImplicit, "CompositeImplicit", "CompositeImplicitAutograd")
+
 enum class DispatchKey : uint8_t {
-  kCPU = 0,
-  kCUDA = 1,
-  kMeta = 2,
-  kCompositeExplicit = 3,
-  kCompositeImplicit = 4,
+#define OPREG_DISPATCH_KEY_ENUMERATOR(e, ...) k##e,
+  OPREG_RUNTIME_DISPATCH_KEYS(OPREG_DISPATCH_KEY_ENUMERATOR)
+  OPREG_REGISTRATION_DISPATCH_KEYS(OPREG_DISPATCH_KEY_ENUMERATOR)
+#undef OPREG_DISPATCH_KEY_ENUMERATOR
 };
 
+#define OPREG_DISPATCH_KEY_COUNT(...) +1
 // The number of runtime keys: the size of every op's kernel table.
-inline constexpr int kNumRuntimeKeys = 3;
-inline constexpr int kNumDispatchKeys = 5;
+inline constexpr int kNumRuntimeKeys = 0 OPREG_RUNTIME_DISPATCH_KEYS(OPREG_DISPATCH_KEY_COUNT);
+inline constexpr int kNumDispatchKeys =
+    kNumRuntimeKeys + 0 OPREG_REGISTRATION_DISPATCH_KEYS(OPREG_DISPATCH_KEY_COUNT);
+#undef OPREG_DISPATCH_KEY_COUNT
 
 inline constexpr bool IsRuntimeKey(DispatchKey k) { return static_cast<int>(k) < kNumRuntimeKeys; }
 
@@ -44,14 +60,12 @@ namespace detail {
 // kernels.
 inline constexpr DispatchKey DispatchKeyFor(DeviceType type) {
   switch (type) {
-    case DeviceType::kCPU:
-      return DispatchKey::kCPU;
-    case DeviceType::kCUDA:
-      return DispatchKey::kCUDA;
-    case DeviceType::kMeta:
-      return DispatchKey::kMeta;
+#define OPREG_DISPATCH_KEY_FOR_DEVICE(e, name, device, device_name) \
+  case DeviceType::device:                            \
+    return DispatchKey::k##e;
+    OPREG_RUNTIME_DISPATCH_KEYS(OPREG_DISPATCH_KEY_FOR_DEVICE)
+#undef OPREG_DISPATCH_KEY_FOR_DEVICE
   }
   detail::ThrowUnknownDeviceType(type);
 }
-
 }  // namespace opreg
