@@ -6,6 +6,7 @@
 #include "opreg/core/error.h"
 #include "opreg/core/string_util.h"
 #include "opreg/core/string_view.h"
+#include "opreg/dispatch/argument_binding.h"
 #include "opreg/dispatch/dispatcher.h"
 
 namespace opreg {
@@ -321,9 +322,7 @@ inline void OperatorHandle::CallBoxedChecked(Stack* stack, bool check_written) c
   }
   for (size_t i = stack->size(); i < args.size(); ++i) {
     if (!args[i].default_value()) {
-      OPREG_THROW(kType, ArgErrorMessage(entry_->name().str(), args[i].name(), static_cast<int>(i),
-                                         "a value",
-                                         "nothing (the argument is missing and has no default)"));
+      ArgumentBinding(schema, entry_->name().str()).DefaultOf(i);  // throws, naming it
     }
     stack->push_back(*args[i].default_value());
   }
@@ -371,34 +370,17 @@ Stack OperatorHandle::CallBoxed(std::vector<IValue> positional,
                                 const std::vector<std::pair<std::string, IValue>>& kwargs) const {
   const FunctionSchema& s = schema();
   const std::string op = entry_->name().str();
-  const auto& args = s.arguments();
-  const size_t num_positional = static_cast<size_t>(
-      std::find_if(args.begin(), args.end(), [](const Argument& a) { return a.kwarg_only(); }) -
-      args.begin());
-  if (positional.size() > num_positional && !s.is_vararg()) {
-    OPREG_THROW(kType, "[", op, "] takes ", num_positional, " positional arguments but ",
-                positional.size(), " were given");
-  }
-  std::vector<std::optional<IValue>> slots(std::max(args.size(), positional.size()));
+  const ArgumentBinding binding(s, op);
+  binding.CheckPositionalCount(positional.size());
+  std::vector<std::optional<IValue>> slots(std::max(s.arguments().size(), positional.size()));
   for (size_t i = 0; i < positional.size(); ++i) slots[i] = std::move(positional[i]);
   for (const auto& [name, value] : kwargs) {
-    std::optional<size_t> i = s.ArgumentIndex(name);
-    OPREG_CHECK_TYPE(i.has_value(), "[", op, "] got an unexpected keyword argument '", name, "'");
-    OPREG_CHECK_TYPE(!slots[*i].has_value(), "[", op, "] got multiple values for argument '", name,
-                     "' (#", *i, ")");
-    slots[*i] = value;
+    slots[binding.KeywordSlot(name, [&](size_t i) { return slots[i].has_value(); })] = value;
   }
   Stack stack;
   stack.reserve(slots.size());
   for (size_t i = 0; i < slots.size(); ++i) {
-    if (slots[i]) {
-      stack.push_back(std::move(*slots[i]));
-    } else if (i < args.size() && args[i].default_value()) {
-      stack.push_back(*args[i].default_value());
-    } else {
-      OPREG_THROW(kType, ArgErrorMessage(op, args[i].name(), static_cast<int>(i), "a value",
-                                         "nothing (the argument is missing and has no default)"));
-    }
+    stack.push_back(slots[i] ? std::move(*slots[i]) : binding.DefaultOf(i));
   }
   CallBoxed(&stack);
   return stack;

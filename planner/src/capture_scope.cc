@@ -69,7 +69,19 @@ void CaptureScope::Intercept(const OperatorHandle& op, Stack* stack) {
   }
   // The results' shapes: the op's meta function (a real call: interception is suspended).
   op.CallBoxed(&meta);
-  std::vector<Value> outs = recorder_.Call(op, std::move(args));
+  // The stack is bound already (schema order, defaults filled): its keyword-only arguments go
+  // back to the recorder by name, which binds them by the same rules as every caller.
+  const auto& params = op.schema().arguments();
+  size_t positional = 0;
+  while (positional < params.size() && !params[positional].kwarg_only()) ++positional;
+  std::vector<std::pair<std::string, GraphArg>> kwargs;
+  for (size_t i = positional; i < params.size() && i < args.size(); ++i) {
+    kwargs.emplace_back(params[i].name(), std::move(args[i]));
+  }
+  if (positional < params.size() && args.size() > positional) {
+    args.erase(args.begin() + static_cast<ptrdiff_t>(positional), args.end());
+  }
+  std::vector<Value> outs = recorder_.Call(op, std::move(args), std::move(kwargs));
   OPREG_CHECK(outs.size() == meta.size(), "[", op.operator_name().str(),
               "] graph capture: ", outs.size(), " recorded outputs for ", meta.size(), " returns");
   stack->clear();

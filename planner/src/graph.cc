@@ -5,6 +5,7 @@
 #include "opreg/core/error.h"
 #include "opreg/core/string_util.h"
 #include "opreg/core/tensor_factories.h"
+#include "opreg/dispatch/argument_binding.h"
 #include "opreg/dispatch/run_meta_function.h"
 
 namespace opreg {
@@ -195,24 +196,19 @@ std::vector<Value> GraphRecorder::Call(const OperatorHandle& op, std::vector<Gra
   const FunctionSchema& schema = def.schema;
   const std::string name = op.operator_name().str();
   const auto& params = schema.arguments();
-  OPREG_CHECK_TYPE(args.size() <= params.size(), "[", name, "] takes ", params.size(),
-                   " arguments, got ", args.size());
-  std::vector<std::optional<GraphArg>> slots(params.size());
+  const ArgumentBinding binding(schema, name);
+  binding.CheckPositionalCount(args.size());
+  std::vector<std::optional<GraphArg>> slots(std::max(params.size(), args.size()));
   for (size_t i = 0; i < args.size(); ++i) slots[i] = std::move(args[i]);
   for (auto& [key, arg] : kwargs) {
-    std::optional<size_t> i = schema.ArgumentIndex(key);
-    OPREG_CHECK_TYPE(i.has_value(), "[", name, "] got an unexpected keyword argument '", key, "'");
-    OPREG_CHECK_TYPE(!slots[*i], "[", name, "] got multiple values for argument '", key, "'");
-    slots[*i] = std::move(arg);
+    slots[binding.KeywordSlot(key, [&](size_t i) { return slots[i].has_value(); })] =
+        std::move(arg);
   }
+  OPREG_CHECK_TYPE(slots.size() == params.size(), "[", name,
+                   "] a vararg op's extra arguments cannot be recorded in a graph");
   GraphNode node{op, {}, {}, {}, {}};
   for (size_t i = 0; i < params.size(); ++i) {
-    if (!slots[i]) {
-      OPREG_CHECK_TYPE(params[i].default_value().has_value(),
-                       ArgErrorMessage(name, params[i].name(), static_cast<int>(i), "a value",
-                                       "nothing (the argument is missing and has no default)"));
-      slots[i] = GraphArg(*params[i].default_value());
-    }
+    if (!slots[i]) slots[i] = GraphArg(binding.DefaultOf(i));
     const GraphArg& a = *slots[i];
     const Type& type = *params[i].type();
     if (a.kind == GraphArg::Kind::kValue) {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "module_internal.h"
 #include "opreg/core/error.h"
+#include "opreg/dispatch/argument_binding.h"
 
 namespace opreg::python {
 
@@ -24,9 +25,7 @@ class OpOverload {
     const OpDefinition* def = op_.entry().definition();
     if (def != cached_) Rebuild(def);
     if (nargs > num_positional_ && !vararg_) {
-      throw Error(ErrorKind::kType, StrCat("[", op_.operator_name().str(), "] takes ",
-                                           num_positional_, " positional arguments but ", nargs,
-                                           " were given"));
+      ArgumentBinding(def->schema, op_.operator_name().str()).CheckPositionalCount(nargs);
     }
     // Results go back in the framework of the tensor arguments (torch, NumPy, opreg).
     RecycleScope borrowed;              // the framework tensors' objects, reused by the next call
@@ -52,36 +51,19 @@ class OpOverload {
     }
     if (nkw > 0) {
       std::vector<std::optional<IValue>> slots(convs_.size());
+      const std::string op_name = op_.operator_name().str();
+      const ArgumentBinding binding(def->schema, op_name);
       for (Py_ssize_t k = 0; k < nkw; ++k) {
         const std::string name = py::reinterpret_borrow<py::str>(PyTuple_GET_ITEM(kwnames, k));
-        auto it = index_.find(name);
-        if (it == index_.end()) {
-          throw Error(ErrorKind::kType, StrCat("[", op_.operator_name().str(),
-                                               "] got an unexpected keyword argument '", name, "'"));
-        }
-        const size_t i = it->second;
-        if (i < nargs || slots[i].has_value()) {
-          throw Error(ErrorKind::kType, StrCat("[", op_.operator_name().str(),
-                                               "] got multiple values for argument '", name,
-                                               "' (#", i, ")"));
-        }
+        const size_t i = binding.KeywordSlot(
+            name, [&](size_t j) { return j < nargs || slots[j].has_value(); });
         slots[i] = ToIValue(py::handle(args[nargs + k]), convs_[i], &op_, i, &o);
         if (o.last_import_readonly) CheckWritable(i, args[nargs + k]);
         if (written_[i]) CheckNotNegated(i, *slots[i], args[nargs + k]);
         if (!objects.empty()) objects[i] = args[nargs + k];
       }
-      const auto& schema_args = def->schema.arguments();
       for (size_t i = nargs; i < slots.size(); ++i) {
-        if (slots[i]) {
-          stack.push_back(std::move(*slots[i]));
-        } else if (schema_args[i].default_value()) {
-          stack.push_back(*schema_args[i].default_value());
-        } else {
-          throw Error(ErrorKind::kType,
-                      ArgErrorMessage(op_.operator_name().str(), schema_args[i].name(),
-                                      static_cast<int>(i), "a value",
-                                      "nothing (the argument is missing and has no default)"));
-        }
+        stack.push_back(slots[i] ? std::move(*slots[i]) : binding.DefaultOf(i));
       }
     }
     // Ops with `Tensor(a!)` returns (out variants, in-place ops): such a return is the
@@ -136,16 +118,8 @@ class OpOverload {
     if (def == nullptr) op_.definition();  // throws: no longer defined
     const FunctionSchema& s = def->schema;
     convs_.clear();
-    index_.clear();
-    num_positional_ = 0;
-    bool kw = false;
-    for (size_t i = 0; i < s.arguments().size(); ++i) {
-      const Argument& a = s.arguments()[i];
-      convs_.push_back(ArgConvFor(*a.type()));
-      index_[a.name()] = i;
-      kw |= a.kwarg_only();
-      if (!kw) ++num_positional_;
-    }
+    for (const Argument& a : s.arguments()) convs_.push_back(ArgConvFor(*a.type()));
+    num_positional_ = ArgumentBinding(s, "").num_positional();
     vararg_ = s.is_vararg();
     written_.clear();
     for (const Argument& a : s.arguments()) written_.push_back(a.is_write());
@@ -181,7 +155,6 @@ class OpOverload {
   std::vector<int> aliased_returns_;
   std::vector<ArgConv> convs_;
   std::vector<bool> written_;  // per argument: the schema writes it
-  absl::flat_hash_map<std::string, size_t> index_;
   size_t num_positional_ = 0;
   bool vararg_ = false;
 };

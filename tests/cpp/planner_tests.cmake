@@ -6,3 +6,4 @@ opreg_add_cpp_test(test_cli_plan LIBS opreg_cli_commands)
 opreg_add_cpp_test(test_exact_placement LIBS opreg::planner
   SOURCES ${PROJECT_SOURCE_DIR}/benchmarks/planner_traces.cc)
 target_include_directories(test_exact_placement PRIVATE ${PROJECT_SOURCE_DIR}/benchmarks)
+opreg_add_cpp_test(test_argument_binding LIBS opreg::planner)
