@@ -124,24 +124,31 @@ void noop1(const at::Tensor&) {}
 void noop3(const at::Tensor&, const at::Tensor&, const at::Tensor&) {}
 // A functional op with a return, no autograd kernel: what a libtorch library's `mul` is.
 at::Tensor mul(const at::Tensor& a, const at::Tensor& b) { return a * b; }
+// Its out form, as libtorch's `mul.out`.
+at::Tensor& mul_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  return at::mul_out(out, a, b);
+}
 }  // namespace
 
 TORCH_LIBRARY(bench_native, m) {
   m.def("noop1(Tensor a) -> ()");
   m.def("noop3(Tensor a, Tensor b, Tensor c) -> ()");
   m.def("mul(Tensor a, Tensor b) -> Tensor");
+  m.def("mul.out(Tensor a, Tensor b, *, Tensor(a!) out) -> Tensor(a!)");
 }
 
 TORCH_LIBRARY_IMPL(bench_native, CPU, m) {
   m.impl("noop1", &noop1);
   m.impl("noop3", &noop3);
   m.impl("mul", &mul);
+  m.impl("mul.out", &mul_out);
 }
 
 TORCH_LIBRARY_IMPL(bench_native, CUDA, m) {
   m.impl("noop1", &noop1);
   m.impl("noop3", &noop3);
   m.impl("mul", &mul);
+  m.impl("mul.out", &mul_out);
 }
 """
 
@@ -227,30 +234,37 @@ _COMPARISONS = [
 
 def measure_functional(native: Any, tx: Any, ty: Any, iters: int,
                        repeats: int) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
-    """A functional op with a return (`mul(a, b) -> Tensor`, two 4-element tensors) through
-    torch.ops: opreg's built-in mul through opreg.torch against the same op as a native
-    TORCH_LIBRARY op (libtorch's `a * b`), timed as a pair in grad mode, under torch.no_grad()
+    """An op with a return through torch.ops, in its functional form (`mul(a, b) -> Tensor`)
+    and its out form (`mul.out(a, b, *, out) -> Tensor(a!)`), two 4-element tensors: opreg's
+    built-in mul through opreg.torch against the same op as a native TORCH_LIBRARY op
+    (libtorch's `a * b` and `at::mul_out`), timed as a pair in grad mode, under torch.no_grad()
     and under torch.inference_mode() (the mode entered once around each measurement). Rows
-    carry the time in `ns_2_tensors`; comparisons name the mode."""
+    carry the time in `ns_2_tensors`; comparisons name the form and mode."""
     import torch
 
-    ours, theirs = torch.ops.opreg.mul.default, native.mul.default
+    out = torch.empty_like(tx)
+    forms = (("functional", torch.ops.opreg.mul.default, native.mul.default, (tx, ty)),
+             ("out form", lambda a, b: torch.ops.opreg.mul.out(a, b, out=out),
+              lambda a, b: native.mul.out(a, b, out=out), (tx, ty)))
     rows: List[Dict[str, Any]] = []
     comparisons: List[Dict[str, Any]] = []
-    for mode, enter in (("grad mode", torch.enable_grad), ("torch.no_grad", torch.no_grad),
-                        ("torch.inference_mode", torch.inference_mode)):
-        with enter():
-            t = measure_rounds([(ours, (tx, ty)), (theirs, (tx, ty))], [[0, 1]], iters, repeats)
-        names = (f"torch.ops.opreg.mul via opreg.torch, functional ({mode})",
-                 f"torch.ops, native TORCH_LIBRARY mul, functional ({mode})")
-        for name, times in zip(names, t):
-            rows.append({"case": name, "ns_2_tensors": min(times["op"]) / iters,
-                         "rounds_ns_2_tensors": [v / iters for v in times["op"]]})
-        comparisons.append({
-            "comparison": f"functional op with a return / native TORCH_LIBRARY op ({mode})",
-            "target_at_most": 1.3,
-            "best_ratio_2": min(t[0]["op"]) / min(t[1]["op"]),
-            "median_ratio_2": statistics.median(a / b for a, b in zip(t[0]["op"], t[1]["op"]))})
+    for form, ours, theirs, call_args in forms:
+        for mode, enter in (("grad mode", torch.enable_grad), ("torch.no_grad", torch.no_grad),
+                            ("torch.inference_mode", torch.inference_mode)):
+            with enter():
+                t = measure_rounds([(ours, call_args), (theirs, call_args)], [[0, 1]], iters,
+                                   repeats)
+            names = (f"torch.ops.opreg.mul via opreg.torch, {form} ({mode})",
+                     f"torch.ops, native TORCH_LIBRARY mul, {form} ({mode})")
+            for name, times in zip(names, t):
+                rows.append({"case": name, "ns_2_tensors": min(times["op"]) / iters,
+                             "rounds_ns_2_tensors": [v / iters for v in times["op"]]})
+            comparisons.append({
+                "comparison": f"{form} op with a return / native TORCH_LIBRARY op ({mode})",
+                "target_at_most": 1.3,
+                "best_ratio_2": min(t[0]["op"]) / min(t[1]["op"]),
+                "median_ratio_2": statistics.median(a / b for a, b in zip(t[0]["op"],
+                                                                          t[1]["op"]))})
     return rows, comparisons
 
 
@@ -418,7 +432,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"{r['case']:<{w}}  {r['ns_1_tensor']:9.0f}  {three}")
     functional = [r for r in rows if "ns_2_tensors" in r]
     if functional:
-        print("\nfunctional op with a return, 2 tensors (mul of 4 elements), ns per call")
+        print("\nan op with a return, functional and out forms, 2 tensors (mul of 4 elements), "
+              "ns per call")
         for r in functional:
             print(f"{r['case']:<{w}}  {r['ns_2_tensors']:9.0f}")
     if comparisons:

@@ -20,9 +20,9 @@ Each torch op gets:
   With torch 2.11 or later the kernel is opreg's C++ entry point registered through torch's
   stable C ABI (`aoti_torch_library_impl`, `torch_from_blob`), for ops whose arguments are
   Tensor, int, SymInt, float, bool, ScalarType or their optionals: torch's dispatcher reaches
-  it with no Python frame in any mode, for `-> ()` ops and ops with returns alike (an op whose
-  returns are its mutated arguments, `foo_` or `foo.out`, still passes through the Python
-  decomposition described under "mutation" below). Other ops (a `Scalar`, `str` or list argument), and every op
+  it with no Python frame in any mode, for `-> ()` ops, ops with returns and ops whose returns
+  are their mutated arguments (`foo_`, `foo.out`: their Python decomposition onto a `-> ()`
+  companion op, which torch's functionalization needs, serves only tracing). Other ops (a `Scalar`, `str` or list argument), and every op
   on older torch or with OPREG_TORCH_PYTHON_KERNELS=1 in the environment, get a Python kernel
   that passes torch tensors through torch's C DLPack exchange API; `python_kernels()` lists
   them with the reason. Errors name the op and argument either way; through the C++ kernel
@@ -330,6 +330,16 @@ def _register_aliasing(qualified: str, opreg_op: Any, text: str, schema: Any,
         return results[0] if single else results
 
     lib.impl(target, decomposition, "CompositeImplicitAutograd")
+    # Eager calls need no decomposition: with a kernel of its own at CPU/CUDA (which torch
+    # prefers to a CompositeImplicitAutograd one there, and then at the Autograd keys too) the
+    # op reaches the C++ kernel with no Python frame; it returns the caller's tensors and bumps
+    # their versions. Tracing (FakeTensor, functionalization) still decomposes. The kernel
+    # shares the companion's trampoline (same owner, same opreg op).
+    if not _c_bridge_unavailable and _has_tensor_arguments(schema) and not _C._torch_bridge_impl(
+            opreg_op.name, ns, target, ["CPU", "CUDA"], qualified):
+        _math_bits.register_negative_kernel(
+            schema, lib, target,
+            lambda: getattr(getattr(getattr(torch.ops, ns), name), overload or "default"))
 
 
 def _unregister(qualified: str) -> None:
