@@ -112,32 +112,20 @@ absl::Status Dispatcher::CheckKernelFitsLocked(const OperatorEntry& entry,
 
 absl::StatusOr<RegistrationHandle> Dispatcher::Define(FunctionSchema schema,
                                                       DefineOptions options) {
-  const OperatorName name = schema.operator_name();
   absl::StatusOr<RegistrationHandle> handle =
       DefineUnnotified(std::move(schema), std::move(options));
   if (!handle.ok()) return handle;
   DeliverEvents();  // the op event stream's kDefined, queued by DefineUnnotified
-  // Copied so that a listener may add listeners or define ops itself.
-  std::vector<DefineListener> listeners;
-  {
-    std::lock_guard<std::mutex> lock(listeners_mu_);
-    listeners = define_listeners_;
-  }
-  for (const DefineListener& listener : listeners) {
-    try {
-      listener(name);
-    } catch (const std::exception& e) {  // the definition stands; the listener's problem
-      Logger().error("a define listener failed for {}: {}", name.str(), e.what());
-    } catch (...) {
-      Logger().error("a define listener failed for {} (not a std::exception)", name.str());
-    }
-  }
   return handle;
 }
 
 void Dispatcher::AddDefineListener(DefineListener listener) {
-  std::lock_guard<std::mutex> lock(listeners_mu_);
-  define_listeners_.push_back(std::move(listener));
+  // A subscriber of the op event stream that hears definitions only.
+  Subscribe(
+      [listener = std::move(listener)](OpEvent kind, const OperatorName& name) {
+        if (kind == OpEvent::kDefined) listener(name);
+      },
+      /*replay=*/false);
 }
 
 absl::StatusOr<RegistrationHandle> Dispatcher::DefineUnnotified(FunctionSchema schema,

@@ -5,6 +5,7 @@
 #include "opreg/planner/capture_scope.h"
 
 #include "opreg/core/error.h"
+#include "opreg/dispatch/argument_binding.h"
 #include "opreg/dispatch/run_meta_function.h"
 
 namespace opreg {
@@ -72,8 +73,7 @@ void CaptureScope::Intercept(const OperatorHandle& op, Stack* stack) {
   // The stack is bound already (schema order, defaults filled): its keyword-only arguments go
   // back to the recorder by name, which binds them by the same rules as every caller.
   const auto& params = op.schema().arguments();
-  size_t positional = 0;
-  while (positional < params.size() && !params[positional].kwarg_only()) ++positional;
+  const size_t positional = ArgumentBinding(op.schema(), "").num_positional();
   std::vector<std::pair<std::string, GraphArg>> kwargs;
   for (size_t i = positional; i < params.size() && i < args.size(); ++i) {
     kwargs.emplace_back(params[i].name(), std::move(args[i]));

@@ -86,7 +86,6 @@ def subscribe(follower: Follower, *, replay: bool = True) -> Subscription:
     global _stream_open
     with _lock:
         if not _stream_open:
-            # Its replay (every op defined now) is queued for the first deliver().
             _C._subscribe_op_events(_deliver)
             _stream_open = True
     deliver()  # what is queued goes to the followers that were there before this one

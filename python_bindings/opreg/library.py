@@ -113,9 +113,8 @@ class Library:
         sizes stay symbolic (through opreg.torch), and opreg's Meta key calls it with opreg
         meta tensors, or with torch meta tensors when it refuses those (_fake_adapter). Undone
         with the Library. `register_meta` registers an opreg-only Meta kernel instead."""
-        file, line = _caller()
         name = _op_name(op_name)
-        self._c().impl(name, _fake_adapter.meta_kernel_of(fn), "Meta", False, file, line)
+        self.register_meta(name, _fake_adapter.meta_kernel_of(fn))
         qualified = name if "::" in name else f"{self.ns}::{name}"
         _op_events.FAKES[qualified] = fn
         self._fakes.append((qualified, fn))
@@ -266,23 +265,23 @@ def register_fake(op: Any, func: Optional[Callable[..., Any]] = None, /, *,
     """torch.library.register_fake: `func` as the fake of `op` (Library.register_fake: torch's
     tracing and opreg's Meta key both use it), out overloads included; a decorator without
     `func`."""
-    ns, name = _qualified(op)
-
-    def register(f: Callable[..., Any]) -> Callable[..., Any]:
-        _library(ns, lib).register_fake(name, f)
-        return f
-
-    return register if func is None else register(func)
+    return _registrar(op, func, lib, Library.register_fake)
 
 
 def register_meta(op: Any, func: Optional[Callable[..., Any]] = None, /, *,
                   lib: Optional[Library] = None) -> Any:
     """An opreg-only Meta kernel for `op` (Library.register_meta: opreg meta tensors in and out);
     a decorator without `func`."""
+    return _registrar(op, func, lib, Library.register_meta)
+
+
+def _registrar(op: Any, func: Optional[Callable[..., Any]], lib: Optional[Library],
+               method: Callable[[Library, str, Callable[..., Any]], None]) -> Any:
+    """`method(library of op's namespace, op's name, func)`, or a decorator doing it."""
     ns, name = _qualified(op)
 
     def register(f: Callable[..., Any]) -> Callable[..., Any]:
-        _library(ns, lib).register_meta(name, f)
+        method(_library(ns, lib), name, f)
         return f
 
     return register if func is None else register(func)

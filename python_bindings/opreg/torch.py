@@ -22,11 +22,12 @@ Each torch op gets:
   Tensor, int, SymInt, float, bool, ScalarType or their optionals: torch's dispatcher reaches
   it with no Python frame in any mode, for `-> ()` ops, ops with returns and ops whose returns
   are their mutated arguments (`foo_`, `foo.out`: their Python decomposition onto a `-> ()`
-  companion op, which torch's functionalization needs, serves only tracing). Other ops (a `Scalar`, `str` or list argument), and every op
-  on older torch or with OPREG_TORCH_PYTHON_KERNELS=1 in the environment, get a Python kernel
-  that passes torch tensors through torch's C DLPack exchange API; `python_kernels()` lists
-  them with the reason. Errors name the op and argument either way; through the C++ kernel
-  torch raises them as RuntimeError;
+  companion op, which torch's functionalization needs, serves only tracing). Other ops (a
+  `Scalar`, `str` or list argument), and every op on older torch or with
+  OPREG_TORCH_PYTHON_KERNELS=1 in the environment, get a Python kernel that passes torch
+  tensors through torch's C DLPack exchange API; `python_kernels()` lists them with the reason.
+  Errors name the op and argument either way; through the C++ kernel torch raises them as
+  RuntimeError;
 - a fake implementation derived from the op's opreg Meta kernel, so FakeTensor tracing (and
   so `torch.compile`, with any backend) needs no hand-written shape function. An op whose
   returns are all arguments (`-> ()`, as vLLM's kernels are) needs no Meta kernel, and its
@@ -263,20 +264,27 @@ def _register_kernels(qualified: str, opreg_op: Any, schema: Any, lib: torch.lib
         kernel = _make_kernel(opreg_op, schema)
         for key in keys:
             lib.impl(target, kernel, key)
-    ns, rest = qualified.split("::", 1)
-    name, _, overload = rest.partition(".")
-
-    def torch_op() -> Any:
-        return getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
-
-    _math_bits.register_negative_kernel(schema, lib, target, torch_op)
-    if not why and not _c_bridge_bumps:
-        _register_version_bump(schema, lib, target, torch_op)
+    _register_beside_cpp_kernel(qualified, schema, lib, target, cpp_kernel=not why)
     fake = _make_fake(opreg_op, schema, qualified)
     try:
         torch.library.register_fake(qualified, fake, lib=lib)
     except RuntimeError as e:  # an op torch cannot fake (no tensor inputs, say): eager only
         _skipped[qualified + " (fake)"] = str(e)
+
+
+def _register_beside_cpp_kernel(qualified: str, schema: Any, lib: torch.library.Library,
+                                target: str, cpp_kernel: bool) -> None:
+    """What an op's backend kernel needs around it: a Negative-key kernel, and where a C++
+    kernel (`cpp_kernel`) cannot bump versions itself, the Python ADInplaceOrView kernel."""
+    ns, rest = qualified.split("::", 1)
+    name, _, overload = rest.partition(".")
+
+    def torch_op() -> Any:  # exists once registration is done
+        return getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
+
+    _math_bits.register_negative_kernel(schema, lib, target, torch_op)
+    if cpp_kernel and not _c_bridge_bumps:
+        _register_version_bump(schema, lib, target, torch_op)
 
 
 def _register_version_bump(schema: Any, lib: torch.library.Library, target: str,
@@ -337,9 +345,7 @@ def _register_aliasing(qualified: str, opreg_op: Any, text: str, schema: Any,
     # shares the companion's trampoline (same owner, same opreg op).
     if not _c_bridge_unavailable and _has_tensor_arguments(schema) and not _C._torch_bridge_impl(
             opreg_op.name, ns, target, ["CPU", "CUDA"], qualified):
-        _math_bits.register_negative_kernel(
-            schema, lib, target,
-            lambda: getattr(getattr(getattr(torch.ops, ns), name), overload or "default"))
+        _register_beside_cpp_kernel(qualified, schema, lib, target, cpp_kernel=True)
 
 
 def _unregister(qualified: str) -> None:

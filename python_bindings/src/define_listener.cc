@@ -1,8 +1,7 @@
 // The dispatcher's op event stream (Dispatcher::Subscribe), handed to Python: every op defined
 // or undefined by any code (a kernel library loaded with torch.ops.load_library, ctypes or as
-// an extension module registers its ops as it loads; opreg.Library from Python), and with the
-// subscription the ops defined before it (replay). opreg._op_events fans them out (opreg.torch
-// follows them).
+// an extension module registers its ops as it loads; opreg.Library from Python). opreg._op_events
+// fans them out (opreg.torch follows them) and replays the ops defined before each follower.
 //
 // The dispatcher tells us on the defining thread, often inside dlopen (the loader's lock held)
 // and maybe without the GIL, where no Python code may run. So the events are queued here and
@@ -116,12 +115,12 @@ void InitDefineListener(py::module_& m) {
             [](Dispatcher::OpEvent kind, const OperatorName& name) {
               Queue({Event{kind == Dispatcher::OpEvent::kDefined, name.str()}});
             },
-            /*replay=*/true);
+            /*replay=*/false);  // opreg._op_events replays for each follower
       },
       py::arg("callback"),
       "Calls callback([(kind, name), ...]) with the op events ('defined' / 'undefined') from now "
-      "on, first ('defined', name) for every op defined now: from the main thread soon after, "
-      "or at once through _deliver_op_events. A second call replaces the callback.");
+      "on: from the main thread soon after, or at once through _deliver_op_events. A second "
+      "call replaces the callback.");
   m.def(
       "_deliver_op_events",
       [] {

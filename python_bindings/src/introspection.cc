@@ -172,8 +172,8 @@ void InitIntrospection(py::module_& m) {
       },
       py::arg("name"),
       "The OutputSpecs an op's Meta kernel computes its shapes from (Library::def_functional), "
-      "as dicts (kind, args, dtype: its torch name, divide_last, multiply_last, last_from); None when its Meta "
-      "kernel is not made from specs.");
+      "as dicts (kind, args, dtype: its torch name, divide_last, multiply_last, last_from); "
+      "None when its Meta kernel is not made from specs.");
   m.def(
       "schema",
       [](const std::string& name) { return Dispatcher::Get().FindOpOrThrow(name).schema().str(); },

@@ -55,7 +55,7 @@ enum class Kind : uint8_t { kTensor, kInt, kFloat, kBool, kScalarType };
 struct ValueSlot {
   Kind kind;
   bool optional;  // `T?`: a pointer to a boxed StableIValue, null for None
-  bool written = false;  // `Tensor(a!)`: its version counter is bumped after the call
+  bool written = false;  // `Tensor(a!)`: its version counter is bumped (BumpVersion)
 };
 
 // The slot of a schema type, false for types the bridge does not carry.
@@ -206,47 +206,22 @@ void Discard(StableIValue v, ValueSlot slot) {
     g_shim->delete_tensor(reinterpret_cast<AtenTensorHandle>(v));
 }
 
-// The handles of the tensors a call writes (`Tensor(a!)` arguments).
-class WrittenHandles {
- public:
-  void Add(AtenTensorHandle h, size_t index) {
-    if (size_ < kInline) {
-      inline_[size_++] = {h, index};
-    } else {
-      overflow_.push_back({h, index});
-    }
+// Bumps the version counter of a tensor the call writes (argument `index`), as torch's
+// ADInplaceOrView kernels do for its in-place ops, so autograd refuses a backward that would read
+// data overwritten since it was saved. Done as the argument is converted, before the call, unlike
+// torch: a tensor torch refuses to have written (an inference tensor outside inference_mode) is
+// then left unwritten.
+void BumpVersion(const BridgedOp& b, AtenTensorHandle h, size_t index) {
+  try {
+    g_shim->bump_version(h);
+  } catch (const std::exception& ex) {  // c10::Error: an inference tensor outside the mode
+    std::string what = ex.what();
+    what = what.substr(0, what.find("\nException raised from"));  // no C++ backtrace
+    throw Error(ErrorKind::kRuntime, StrCat("[", b.op.operator_name().str(), "] argument '",
+                                            ArgName(b, index), "' (#", index,
+                                            ") was written: ", what));
   }
-
-  // Bumps each tensor's version counter, as torch's ADInplaceOrView kernels do for its in-place
-  // ops, so autograd refuses a backward that would read data overwritten since it was saved.
-  void BumpVersions(const BridgedOp& b) const {
-    for (size_t i = 0; i < size_; ++i) Bump(b, inline_[i]);
-    for (const Entry& e : overflow_) Bump(b, e);
-  }
-
- private:
-  struct Entry {
-    AtenTensorHandle handle;
-    size_t index;
-  };
-  static constexpr size_t kInline = 8;
-
-  static void Bump(const BridgedOp& b, const Entry& e) {
-    try {
-      g_shim->bump_version(e.handle);
-    } catch (const std::exception& ex) {  // c10::Error: an inference tensor outside the mode
-      std::string what = ex.what();
-      what = what.substr(0, what.find("\nException raised from"));  // no C++ backtrace
-      throw Error(ErrorKind::kRuntime,
-                  StrCat("[", b.op.operator_name().str(), "] argument '", ArgName(b, e.index),
-                         "' (#", e.index, ") was written: ", what));
-    }
-  }
-
-  std::array<Entry, kInline> inline_;
-  size_t size_ = 0;
-  std::vector<Entry> overflow_;
-};
+}
 
 // Torch tensors made from opreg results and not yet freed by torch (for leak tests).
 std::atomic<int64_t> g_live_results{0};
@@ -385,7 +360,6 @@ void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint
   if (s.capacity() < num_args) s.reserve(num_args);  // the leased stack usually has room
   uint32_t device_types = 0;  // a bit per device type of the tensor arguments
   ArgumentHandles handles;
-  WrittenHandles written;
   const bool bump_versions = g_shim->bump_version != nullptr;
   int cuda_device = -1;
   const size_t num_slots = b.args.size();
@@ -410,7 +384,7 @@ void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint
       const auto h = reinterpret_cast<AtenTensorHandle>(v);
       s.emplace_back(FromHandle(h, b, i, borrowed, &device));
       handles.Add(s.back().toTensor().unsafe_get_impl(), h);
-      if (slot.written && bump_versions) written.Add(h, i);
+      if (slot.written && bump_versions) BumpVersion(b, h, i);
       device_types |= 1u << static_cast<int>(device.type);
       if (OPREG_UNLIKELY(device.is_cuda()) && cuda_device < 0) cuda_device = device.index;
     } catch (...) {
@@ -418,9 +392,6 @@ void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint
       throw;
     }
   }
-  // Before the call, unlike torch's ADInplaceOrView kernels: a tensor torch refuses to have
-  // written (an inference tensor outside inference_mode) is then left unwritten.
-  written.BumpVersions(b);
   {
     // CUDA tensors: the call runs on torch's current stream of their device.
     std::optional<CudaStreamGuard> stream;

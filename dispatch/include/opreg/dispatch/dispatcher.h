@@ -280,12 +280,12 @@ class Dispatcher {
                                                          SourceLocation where);
 
   // ---- Listening ----
-  // What is told of each op defined from now on: its name, after Define() succeeded, on the
-  // defining thread, with no dispatcher lock held (it may look ops up). Language bindings use
-  // it to follow ops that C++ libraries define when they are loaded. A listener must be
-  // thread-safe (ops can be defined from several threads) and must not throw: an exception is
-  // logged and dropped, the definition stands. Listeners live for the process (there is no
-  // removal). Thread-safe.
+  // What is told of each op defined from now on: its name, once Define() succeeded and before
+  // it returns (unless Define runs inside a subscriber: then after that subscriber returns),
+  // with no dispatcher lock held (it may look ops up). A subscriber of the op event stream below
+  // that hears definitions only, with no replay. A listener must be thread-safe (ops can be
+  // defined from several threads) and must not throw: an exception is logged and dropped, the
+  // definition stands. Listeners live for the process (there is no removal). Thread-safe.
   using DefineListener = std::function<void(const OperatorName&)>;
   void AddDefineListener(DefineListener listener);
 
@@ -340,8 +340,6 @@ class Dispatcher {
   absl::flat_hash_map<std::string, SourceLocation> libraries_;
   absl::flat_hash_map<std::string, SourceLocation> classes_;
   uint64_t next_registration_id_ = 1;
-  std::mutex listeners_mu_;  // not mu_: listeners run with mu_ released
-  std::vector<DefineListener> define_listeners_;
 
   // The op event stream (op_events.cc). Events are queued under mu_, in order, by the
   // definition or undefinition itself, and delivered by DeliverEvents under events_mu_.
