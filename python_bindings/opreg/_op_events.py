@@ -13,9 +13,9 @@ reaches into another's private names or imports it back.
   others still run.
 - `FAKES`: "ns::name[.overload]" -> the fake given to register_fake (opreg.library), which
   opreg.torch gives torch as the op's torch-level fake.
-- `CUSTOM_OPS`: names of the ops opreg.custom_op defined; `TORCH_OPS`: "ns::name.overload" ->
-  the torch OpOverload of each op opreg.torch has registered (opreg.custom_op calls through it
-  for torch tensors).
+- `torch_op_of(name)`: the torch OpOverload opreg.torch registered for an op, None when there
+  is none or opreg.torch is not imported (opreg.custom_op calls through it for torch tensors).
+  opreg.torch, which owns the records, installs the lookup (`set_torch_op_lookup`).
 
 This module imports only opreg's extension module: every module may import it.
 """
@@ -27,9 +27,21 @@ from typing import Any, Callable, Dict, List, Set, Tuple
 
 from . import _C
 
-CUSTOM_OPS: Set[str] = set()
 FAKES: Dict[str, Callable[..., Any]] = {}
-TORCH_OPS: Dict[str, Any] = {}
+
+
+def _no_torch_op(name: str) -> Any:
+    return None
+
+
+torch_op_of: Callable[[str], Any] = _no_torch_op
+
+
+def set_torch_op_lookup(lookup: Callable[[str], Any]) -> None:
+    """Called by opreg.torch as it is imported (see the module's docstring)."""
+    global torch_op_of
+    torch_op_of = lookup
+
 
 Follower = Callable[[str, str], None]
 

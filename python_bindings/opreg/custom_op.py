@@ -210,11 +210,6 @@ def infer_schema(prototype_function: Callable[..., Any], /, *, mutates_args: Uni
     return f"({', '.join(params)}) -> {ret}"
 
 
-# The ops made by custom_op ("ns::name"): as torch.library.custom_op's, their torch ops bump
-# the version counters of the tensors they mutate (opreg.torch).
-CUSTOM_OPS = _op_events.CUSTOM_OPS  # shared with opreg.torch
-
-
 def _has_torch_tensor(args: Sequence[Any], kwargs: Dict[str, Any]) -> bool:
     """Whether a torch.Tensor is among the arguments (torch is imported: opreg.torch is)."""
     tensor = sys.modules["torch"].Tensor
@@ -239,12 +234,7 @@ class CustomOpDef:
         self._qualname = f"{namespace}::{name}"
         self._init_fn = fn
         self._lib = Library(namespace, "FRAGMENT")
-        CUSTOM_OPS.add(self._qualname)  # before define: opreg.torch registers it there
-        try:
-            self._lib.define(f"{name}{schema}", tags=tags)
-        except BaseException:
-            CUSTOM_OPS.discard(self._qualname)
-            raise
+        self._lib.define(f"{name}{schema}", tags=tags)
         self._schema = FunctionSchema(_C.schema(self._qualname))
         self._has_fake = False
         for key in self._keys(device_types):
@@ -326,10 +316,10 @@ class CustomOpDef:
         # as torch.library.custom_op's does: autograd (register_autograd), torch.compile and
         # version counters see it. Otherwise it is an opreg.ops call.
         # Looked up on each call, never kept: after a redefinition the torch op is another.
-        if _op_events.TORCH_OPS and _has_torch_tensor(args, kwargs):
-            torch_op = _op_events.TORCH_OPS.get(self._qualname)
-            if torch_op is not None:  # else torch refused it (opreg.torch.skipped() says why)
-                return torch_op(*args, **kwargs)
+        # None: opreg.torch is not imported, or torch refused the op (skipped() says why).
+        torch_op = _op_events.torch_op_of(self._qualname)
+        if torch_op is not None and _has_torch_tensor(args, kwargs):
+            return torch_op(*args, **kwargs)
         return self._opoverload(*args, **kwargs)
 
     def __repr__(self) -> str:
@@ -337,7 +327,6 @@ class CustomOpDef:
 
     def _destroy(self) -> None:
         self._lib._destroy()
-        CUSTOM_OPS.discard(self._qualname)
 
 
 def custom_op(name: str, fn: Optional[Callable[..., Any]] = None, /, *,

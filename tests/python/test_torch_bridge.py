@@ -161,7 +161,7 @@ def test_an_op_redefined_by_cpp_code_is_followed_and_checked_until_then():
     torch.testing.assert_close(op(torch.ones(2)), torch.full((2,), 2.0))
     lib._destroy()
     lib = opreg.Library(ns, "DEF")
-    with opreg_torch._lock:
+    with opreg_torch._records.RECORDS.lock:
         lib._c().define("redef(Tensor x, Tensor y) -> Tensor", [], __file__, 1)  # as C++ would
         lib.impl("redef", lambda x, y: np.asarray(x) + np.asarray(y), "CPU")
         expected = rf"\[{ns}::redef\] argument 'y' \(#1\): expected a value, got nothing"
@@ -360,10 +360,10 @@ def test_ops_heard_of_while_opreg_torch_registers_are_registered_as_it_finishes(
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: np.asarray(x) * 2, "CPU")
     qualified = f"{ns}::f"
-    opreg_torch._unregister(qualified)  # as if torch had not heard of it yet
+    opreg_torch._registration.unregister(qualified)  # as if torch had not heard of it yet
     assert qualified not in opreg_torch.registered()
-    with opreg_torch._lock:
-        opreg_torch._on_op_event("defined", qualified)
+    with opreg_torch._records.RECORDS.lock:
+        opreg_torch._registration.on_op_event("defined", qualified)
         assert qualified not in opreg_torch.registered()
     assert qualified in opreg_torch.registered()
     assert getattr(torch.ops, ns).f(torch.ones(2)).tolist() == [2.0, 2.0]
@@ -379,14 +379,14 @@ def test_a_failed_registration_leaves_no_half_made_torch_op(monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("kernels refused")
 
-    monkeypatch.setattr(opreg_torch, "_register_kernels", broken)
+    monkeypatch.setattr(opreg_torch._kernels, "register_kernels", broken)
     lib = opreg.Library(ns, "DEF")
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: np.asarray(x) * 2, "CPU")
     assert "kernels refused" in opreg_torch.skipped()[qualified]
-    assert not opreg_torch._torch_has(qualified)
+    assert not opreg_torch._registration.torch_has(qualified)
     monkeypatch.undo()
-    opreg_torch._on_op_event("defined", qualified)
+    opreg_torch._registration.on_op_event("defined", qualified)
     assert qualified in opreg_torch.registered()
     assert getattr(torch.ops, ns).f(torch.ones(2)).tolist() == [2.0, 2.0]
     lib._destroy()

@@ -25,7 +25,7 @@ def _torch_has_stable_from_blob():
 
 @needs_ops
 def test_builtin_ops_get_cpp_kernels_where_torch_allows():
-    why_not = opreg_torch._c_bridge_unavailable
+    why_not = opreg_torch._kernels.C_BRIDGE_UNAVAILABLE
     if not _torch_has_stable_from_blob():
         assert "2.11" in why_not, why_not
         return
@@ -109,7 +109,7 @@ def _mix_library():
 def test_every_value_kind_crosses_the_cpp_bridge():
     ns, lib = _mix_library()
     op = getattr(getattr(torch.ops, ns), "mix")
-    if _torch_has_stable_from_blob() and not opreg_torch._c_bridge_unavailable:
+    if _torch_has_stable_from_blob() and not opreg_torch._kernels.C_BRIDGE_UNAVAILABLE:
         assert f"{ns}::mix" not in opreg_torch.python_kernels()
     x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
     t, k, s, flag, dt = op(x)

@@ -123,7 +123,7 @@ def test_inference_tensor_outside_inference_mode_is_refused_unwritten():
 @needs_ops
 def test_c_kernels_bump_without_a_python_kernel():
     # The bump is the C++ bridge's (torch's bump_version), not a Python ADInplaceOrView kernel.
-    if not opreg_torch._c_bridge_bumps:
+    if not opreg_torch._kernels.C_BRIDGE_BUMPS:
         pytest.skip("this torch's libtorch_cpu has no bump_version symbol: a Python kernel bumps")
     qualified = "opreg::fused_add_rms_norm_"
     assert torch._C._dispatch_has_kernel_for_dispatch_key(qualified, "CPU")

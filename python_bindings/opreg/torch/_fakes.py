@@ -2,9 +2,9 @@
 
 An op's fake runs its opreg Meta kernel on opreg meta tensors of the traced shapes and dtypes
 and returns torch tensors of the results' layouts; a built-in op's symbolic shape rule
-(_builtin_shapes.py) keeps sizes symbolic; a fake given to opreg.torch.register_fake
-(`torch_fakes`) or to opreg.library's register_fake (`FAKES`) is called with the FakeTensors
-instead. Used by opreg.torch only.
+(_builtin_shapes.py) keeps sizes symbolic; a fake given to opreg.torch.register_fake (kept in
+the op's record) or to opreg.library's register_fake (`FAKES`) is called with the FakeTensors
+instead.
 """
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from . import _C
-from ._op_events import FAKES
-from ._return_mode import returning_opreg_tensors
-from ._builtin_shapes import SHAPES as _SYMBOLIC_SHAPES
-from ._builtin_shapes import from_output_specs as _from_output_specs
+from .. import _C
+from .._builtin_shapes import SHAPES as _SYMBOLIC_SHAPES
+from .._builtin_shapes import from_output_specs as _from_output_specs
+from .._op_events import FAKES
+from .._return_mode import returning_opreg_tensors
+from ._records import TorchOpRecord
 
 
 _TORCH_DTYPES: Dict[str, torch.dtype] = {}
@@ -65,17 +66,12 @@ def _meta_origin(opreg_op: Any) -> str:
     return _C._kernel_origin(opreg_op.name, "Meta")
 
 
-# Torch-level fakes given with register_fake, by "ns::name[.overload]": used in place of the
-# fake derived from the op's Meta kernel.
-torch_fakes: Dict[str, Callable[..., Any]] = {}
-
-
-def make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]:
+def make_fake(opreg_op: Any, schema: Any, record: TorchOpRecord) -> Callable[..., Any]:
     """A fake implementation that runs the opreg op's Meta kernel on opreg meta tensors of the
     fake tensors' shapes and dtypes, then makes torch tensors of the results' layouts.
 
     An op whose returns alias its arguments never gets one: it is a decomposition onto a `-> ()`
-    companion op (_register_aliasing), so the returns here are all new, or there are none.
+    companion op (_aliasing), so the returns here are all new, or there are none.
 
     With no returns (`-> ()`, as vLLM's kernels are) no shape comes out of the Meta kernel: it
     runs only to check the arguments, on the sizes of the example being traced read without
@@ -87,6 +83,7 @@ def make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]:
     the arguments and giving the dtypes on the example's sizes. A fake given with register_fake
     replaces all of this.
     """
+    qualified = record.qualified
     needs_shapes = bool(schema.returns)
     single = len(schema.returns) == 1
 
@@ -194,7 +191,7 @@ def make_fake(opreg_op: Any, schema: Any, qualified: str) -> Callable[..., Any]:
                     f"'{seen[0][0]}' is on {seen[0][1]}, argument '{name}' on {device}")
 
     def fake(*args: Any, **kwargs: Any) -> Any:
-        given = torch_fakes.get(qualified)
+        given = record.torch_fake  # opreg.torch.register_fake's
         if given is not None:
             return given(*args, **kwargs)
         check_one_device(args, kwargs)

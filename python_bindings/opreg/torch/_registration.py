@@ -1,0 +1,122 @@
+"""Making an opreg op a torch op, undoing it, and following the op event stream so that every op
+defined by any code becomes one. Every change is made with `RECORDS.lock` held.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Tuple
+
+import torch
+
+from .. import _C
+from . import _aliasing, _kernels
+from ._records import RECORDS
+
+
+def overload_of(qualified: str) -> Any:
+    """The opreg OpOverload of "ns::name" or "ns::name.overload" (AttributeError if none)."""
+    ns, rest = qualified.split("::", 1)
+    name, _, overload = rest.partition(".")
+    return getattr(_C.OpPacket(f"{ns}::{name}"), overload or "default")
+
+
+def torch_has(qualified: str) -> bool:
+    ns, rest = qualified.split("::", 1)
+    name, _, overload = rest.partition(".")
+    try:
+        torch._C._dispatch_find_schema_or_throw(f"{ns}::{name}", overload)
+        return True
+    except RuntimeError:
+        return False
+
+
+def _tags(opreg_op: Any) -> Tuple[Any, ...]:
+    return tuple(tag for tag in (getattr(torch.Tag, t, None) for t in opreg_op.tags)
+                 if tag is not None)
+
+
+def unregister(qualified: str) -> None:
+    """Undoes every torch registration of an op (opreg.torch's and register_autograd's)."""
+    record = RECORDS.drop(qualified)
+    if record is None:
+        return
+    for lib in record.libs:
+        lib._destroy()
+    if record.autograd_lib is not None:
+        record.autograd_lib._destroy()
+    if not _kernels.release_cpp_kernels(qualified):
+        warnings.warn(f"{qualified} was redefined, and this torch cannot delete its old C++ "
+                      f"kernels: the new ones override them")
+
+
+def _register(qualified: str) -> None:
+    record = RECORDS.get(qualified)
+    if record is not None and record.owner is None:
+        try:
+            text = overload_of(qualified).schema
+        except AttributeError:  # no longer defined: its torch op stays, and says so when called
+            return
+        if record.schema_text == text:
+            return
+        unregister(qualified)  # redefined with another schema: the torch op follows it
+    elif RECORDS.skipped_reason(qualified) is not None:
+        return
+    if torch_has(qualified):
+        RECORDS.skip(qualified, "torch already has an op of this name")
+        return
+    opreg_op = overload_of(qualified)
+    text = opreg_op.schema
+    ns, rest = qualified.split("::", 1)
+    name, _, overload = rest.partition(".")
+    record = RECORDS.new(qualified, schema_text=text)
+    lib = torch.library.Library(ns, "FRAGMENT")
+    record.libs.append(lib)
+    try:
+        lib.define(text.split("::", 1)[1], tags=_tags(opreg_op))
+    except RuntimeError as e:
+        unregister(qualified)
+        RECORDS.skip(qualified, f"torch refused the schema: {e}")
+        return
+    schema = torch._C.parse_schema(text)
+    target = f"{name}.{overload}" if overload else name
+    if any(i is not None for i in _aliasing.aliased_returns(schema)):
+        _aliasing.register_aliasing(record, opreg_op, text, schema, lib, target)
+    else:
+        _kernels.register_kernels(record, opreg_op, schema, lib, target, qualified)
+    record.torch_op = getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
+
+
+def register_or_skip(qualified: str) -> None:
+    """_register, with a failure recorded in skipped() rather than raised: one op torch cannot
+    take never keeps the others out."""
+    try:
+        _register(qualified)
+    except BaseException as e:
+        if RECORDS.torch_op(qualified) is None:
+            unregister(qualified)  # no half-made torch op left to block a later attempt
+        if not isinstance(e, Exception):
+            raise  # an interrupt: the op stays unregistered, a later sync() or define retries
+        RECORDS.skip(qualified, f"{type(e).__name__}: {e}", keep_first=True)
+
+
+def on_op_event(kind: str, qualified: str) -> None:
+    """The op event stream's follower (opreg._op_events): an op defined by any code becomes a
+    torch op, and a name skipped before (its schema refused, torch's op of that name since gone)
+    is tried again. The stream is handed over at any bytecode boundary of the main thread, so
+    also inside opreg.torch's own registration code: there the name waits for the lock's
+    release. An undefined op's torch op stays (and says so when called)."""
+    if kind != "defined":
+        return
+    if RECORDS.lock.held_here():
+        RECORDS.lock.defer(qualified)
+        return
+    with RECORDS.lock:
+        try:
+            overload_of(qualified)
+        except AttributeError:
+            return  # undefined again since
+        RECORDS.unskip(qualified)
+        register_or_skip(qualified)
+
+
+RECORDS.lock.on_release = lambda qualified: on_op_event("defined", qualified)
