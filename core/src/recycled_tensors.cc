@@ -36,12 +36,15 @@ namespace {
 using internal::kMaxCached;
 using internal::RecycledTensorCache;
 
-thread_local RecycledTensorCache t_cache;  // zero-initialised: no guard
+thread_local RecycledTensorCache t_caches[2];  // by RecyclePool; zero-initialised: no guard
+
+RecycledTensorCache& CacheOf(RecyclePool pool) { return t_caches[static_cast<int>(pool)]; }
 
 struct ThreadCacheCleanup {
   ~ThreadCacheCleanup() {
-    RecycledTensorCache& c = t_cache;
-    while (c.size > 0) c.Slot(--c.size)->~Tensor();
+    for (RecycledTensorCache& c : t_caches) {
+      while (c.size > 0) c.Slot(--c.size)->~Tensor();
+    }
   }
 };
 
@@ -177,15 +180,20 @@ void RecycledTensors::Disown(Tensor* t) {
 }
 
 Tensor RecycledTensors::FromBlob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype,
-                                 Device device, void* owner, DataPtr::DeleterFn release) {
-  return FromCache(t_cache, data, sizes, strides, dtype, device, owner, release);
+                                 Device device, void* owner, DataPtr::DeleterFn release,
+                                 RecyclePool pool) {
+  return FromCache(CacheOf(pool), data, sizes, strides, dtype, device, owner, release);
 }
 
-void RecycledTensors::Give(Tensor* t) { GiveTo(t_cache, t, nullptr, nullptr, 0); }
+void RecycledTensors::Give(Tensor* t, RecyclePool pool) {
+  GiveTo(CacheOf(pool), t, nullptr, nullptr, 0);
+}
 
-size_t RecycledTensors::CachedOnThisThread() { return static_cast<size_t>(t_cache.size); }
+size_t RecycledTensors::CachedOnThisThread(RecyclePool pool) {
+  return static_cast<size_t>(CacheOf(pool).size);
+}
 
-RecycleScope::RecycleScope() : cache_(&t_cache) {}
+RecycleScope::RecycleScope(RecyclePool pool) : cache_(&CacheOf(pool)) {}
 
 RecycleScope::~RecycleScope() {
   const int n = size_ < kInline ? size_ : kInline;

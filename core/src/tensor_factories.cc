@@ -13,6 +13,7 @@
 #include "blob_layout.h"
 #include "element_convert.h"
 #include "opreg/core/allocator.h"
+#include "opreg/core/recycled_tensors.h"
 
 namespace opreg {
 namespace {
@@ -48,9 +49,21 @@ size_t CheckedBytes(int64_t elements, DType dtype, const char* method) {
 Tensor Allocate(IntArrayRef sizes, DimVector strides, int64_t extent, DType dtype, Device device,
                 const char* method) {
   const size_t nbytes = CheckedBytes(extent, dtype, method);
-  Storage storage = Storage::Allocate(nbytes, GetAllocator(device));
-  return Tensor(make_intrusive<TensorImpl>(
-      std::move(storage), DimVector(sizes.begin(), sizes.end()), std::move(strides), 0, dtype));
+  if (device.is_meta()) {
+    // No memory to allocate: the tensor's objects come from this thread's recycled ones when
+    // there are some (a functional call's meta function makes its outputs' specs this way, and
+    // out resolution gives them back).
+    return RecycledTensors::FromBlob(nullptr, sizes, strides, dtype, device, nullptr, nullptr,
+                                     RecyclePool::kOwned);
+  }
+  // The memory from the device's allocator; the tensor's objects, as for meta tensors, from this
+  // thread's recycled ones when there are some (a functional call's outputs handed to torch come
+  // back to the cache when torch frees them).
+  DataPtr data = GetAllocator(device)->Allocate(nbytes);
+  Tensor t = RecycledTensors::FromBlob(data.get(), sizes, strides, dtype, device, data.context(),
+                                       data.deleter(), RecyclePool::kOwned);
+  data.ReleaseContext();  // the tensor's storage owns it now (FromBlob threw before taking it)
+  return t;
 }
 
 // Whether `value` fits `dtype`, as torch's fill checks it (c10::overflows) but stricter for the

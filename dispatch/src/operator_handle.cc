@@ -366,6 +366,14 @@ void OperatorHandle::CallBoxedPrepared(Stack* stack, DeviceType device) const {
   RunKernel(DispatchKeyFor(device), def->schema, stack);
 }
 
+void OperatorHandle::CallBoxedPreparedWithFreshOuts(Stack* stack, DeviceType device,
+                                                    const OpDefinition* def) const {
+  if (OPREG_UNLIKELY(detail::AnyCallInterceptor() || entry_->definition() != def)) {
+    return CallBoxedWithFreshOuts(stack);
+  }
+  RunKernel(DispatchKeyFor(device), def->schema, stack);
+}
+
 Stack OperatorHandle::CallBoxed(std::vector<IValue> positional,
                                 const std::vector<std::pair<std::string, IValue>>& kwargs) const {
   const FunctionSchema& s = schema();

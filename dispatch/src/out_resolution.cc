@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <string>
 
+#include "absl/container/inlined_vector.h"
+
 #include "opreg/core/error.h"
+#include "opreg/core/recycled_tensors.h"
 #include "opreg/core/string_util.h"
 #include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/run_meta_function.h"
@@ -12,8 +15,8 @@
 namespace opreg {
 namespace {
 
-// The device the outputs go to: that of the first tensor argument.
-Device CallDevice(const OpDefinition& def, const Stack& args) {
+// The device the outputs go to: that of the first tensor argument (`args`: the call's).
+Device CallDevice(const OpDefinition& def, const IValue* args) {
   for (uint16_t i : def.tensor_arguments) {
     const IValue& v = args[i];
     if (v.isTensor() && v.toTensor().defined()) return v.toTensor().device();
@@ -61,30 +64,36 @@ std::string AsFunctionalError(const std::string& message, const OutVariantLink& 
 
 }  // namespace
 
-Stack BuildOutVariantStack(const OutVariantLink& link, const FunctionSchema& out_schema,
-                           Stack functional_arguments, const std::vector<Tensor>& outs) {
+void AppendOutVariantStack(const OutVariantLink& link, const FunctionSchema& out_schema,
+                           absl::Span<IValue> functional_arguments, absl::Span<const Tensor> outs,
+                           Stack* dest) {
   const size_t m = out_schema.arguments().size();
-  Stack stack;
-  stack.reserve(m);
+  dest->reserve(dest->size() + m);
   size_t next_arg = 0;
   size_t next_out = 0;
   for (size_t j = 0; j < m; ++j) {
     if (next_out < link.out_argument_indices.size() && link.out_argument_indices[next_out] == j) {
-      stack.emplace_back(outs[next_out++]);
+      dest->emplace_back(outs[next_out++]);
     } else {
       const size_t source =
           link.input_sources.empty() ? next_arg : link.input_sources.at(next_arg);
       ++next_arg;
       OPREG_CHECK(source < functional_arguments.size(), "[", link.out.str(),
                   "] out variant expects more arguments than ", link.functional.str(), " has");
-      stack.push_back(std::move(functional_arguments[source]));
+      dest->push_back(std::move(functional_arguments[source]));
     }
   }
+}
+
+Stack BuildOutVariantStack(const OutVariantLink& link, const FunctionSchema& out_schema,
+                           Stack functional_arguments, const std::vector<Tensor>& outs) {
+  Stack stack;
+  AppendOutVariantStack(link, out_schema, absl::MakeSpan(functional_arguments), outs, &stack);
   return stack;
 }
 
 void CheckOutVariantResults(const OperatorHandle& out_op, const OutVariantLink& link,
-                            const Stack& results, const std::vector<Tensor>& outs) {
+                            const Stack& results, absl::Span<const Tensor> outs) {
   if (results.empty()) return;
   OPREG_CHECK(results.size() == outs.size(), "[", out_op.operator_name().str(), "] returned ",
               results.size(), " values for ", outs.size(), " out arguments");
@@ -106,21 +115,29 @@ void CheckOutVariantResults(const OperatorHandle& out_op, const OutVariantLink& 
 
 KernelFunction MakeOutResolutionKernel(const OperatorEntry* functional, const OperatorEntry* out,
                                        OutVariantLink link) {
+  // The out variant's definition the link was made from (definitions are never freed, so the
+  // address names it): while it is current, its arguments are those of the functional call,
+  // already checked, and the out variant is called without checking them again.
+  const OpDefinition* linked = out->definition();
   return KernelFunction::FromBoxedFunctor(
-      [functional, out, link = std::move(link)](const OperatorHandle& op, Stack* stack) {
+      [functional, out, linked, link = std::move(link)](const OperatorHandle& op, Stack* stack) {
         const OpDefinition& def = op.definition();
         const size_t n = def.schema.arguments().size();
-        Stack args(std::make_move_iterator(stack->end() - static_cast<ptrdiff_t>(n)),
-                   std::make_move_iterator(stack->end()));
+        // The arguments leave the stack for a small buffer (no heap allocation for up to eight);
+        // the out variant's stack is then built in the caller's stack, which the call leaves
+        // holding its results.
+        absl::InlinedVector<IValue, 8> args(
+            std::make_move_iterator(stack->end() - static_cast<ptrdiff_t>(n)),
+            std::make_move_iterator(stack->end()));
         stack->resize(stack->size() - n);
 
         // Sizes from the meta function; one fresh buffer per output on the call's device.
-        const Stack specs = RunMetaFunction(OperatorHandle(functional), args);
-        const Device device = CallDevice(def, args);
+        Stack specs = RunMetaFunction(OperatorHandle(functional), args.data(), n);
+        const Device device = CallDevice(def, args.data());
         // Only ops with a group (a `str group_name` argument) can have symmetric outs, which
         // come from that group's symmetric heap; other ops skip the lookup entirely.
-        const std::optional<std::string> group = GroupNameOf(def.schema, args);
-        std::vector<Tensor> outs;
+        const std::optional<std::string> group = GroupNameOf(def.schema, args.data(), n);
+        absl::InlinedVector<Tensor, 4> outs;
         outs.reserve(specs.size());
         for (size_t k = 0; k < specs.size(); ++k) {
           const Tensor& meta = specs[k].toTensor();
@@ -130,16 +147,24 @@ KernelFunction MakeOutResolutionKernel(const OperatorEntry* functional, const Op
           } else {
             outs.push_back(empty_strided(meta.sizes(), meta.strides(), meta.dtype(), device));
           }
+          Tensor spec = std::move(specs[k]).toTensor();
+          RecycledTensors::Give(&spec, RecyclePool::kOwned);  // its objects serve the next meta tensor made here
         }
 
         OperatorHandle out_op(out);
-        Stack out_stack = BuildOutVariantStack(link, out_op.schema(), std::move(args), outs);
+        // The out variant's call needs a stack of its own values only: the caller's, when the
+        // functional call's arguments were all it held.
+        Stack separate;
+        Stack* out_stack = stack->empty() ? stack : &separate;
+        AppendOutVariantStack(link, out_op.schema(), absl::MakeSpan(args), outs, out_stack);
         try {
-          out_op.CallBoxedWithFreshOuts(&out_stack);  // `outs` were made just above
-          CheckOutVariantResults(out_op, link, out_stack, outs);
+          // `outs` were made just above, the other arguments are the functional call's.
+          out_op.CallBoxedPreparedWithFreshOuts(out_stack, device.type, linked);
+          CheckOutVariantResults(out_op, link, *out_stack, outs);
         } catch (const Error& e) {
           throw Error(e.kind(), AsFunctionalError(e.message(), link, out_op.schema()));
         }
+        out_stack->clear();  // the out variant's returns: the same tensors as `outs`
         for (Tensor& t : outs) stack->emplace_back(std::move(t));
       });
 }

@@ -3,31 +3,35 @@
 #include <algorithm>
 
 #include "opreg/core/error.h"
+#include "opreg/core/recycled_tensors.h"
 #include "opreg/core/tensor_factories.h"
 
 namespace opreg {
 namespace {
 
-Tensor MetaLike(const Tensor& t) {
+// A meta tensor of `t`'s layout: from `scope`'s recycled objects when there is a scope.
+Tensor MetaLike(const Tensor& t, RecycleScope* scope) {
   if (!t.defined() || t.device().type == DeviceType::kMeta) return t;
+  if (scope != nullptr) {
+    return scope->FromBlob(nullptr, t.sizes(), t.strides(), t.dtype(), Device::meta(), nullptr,
+                           nullptr);
+  }
   return empty_strided(t.sizes(), t.strides(), t.dtype(), Device::meta());
 }
 
-}  // namespace
-
-IValue ToMeta(const IValue& v) {
+IValue ToMetaIn(const IValue& v, RecycleScope* scope) {
   switch (v.tag()) {
     case IValue::Tag::kTensor:
-      return IValue(MetaLike(v.toTensor()));
+      return IValue(MetaLike(v.toTensor(), scope));
     case IValue::Tag::kTensorList: {
       std::vector<Tensor> out;
-      for (const Tensor& t : v.toTensorList()) out.push_back(MetaLike(t));
+      for (const Tensor& t : v.toTensorList()) out.push_back(MetaLike(t, scope));
       return IValue(std::move(out));
     }
     case IValue::Tag::kOptionalTensorList: {
       std::vector<std::optional<Tensor>> out;
       for (const auto& t : v.toOptionalTensorList()) {
-        out.push_back(t ? std::optional<Tensor>(MetaLike(*t)) : std::nullopt);
+        out.push_back(t ? std::optional<Tensor>(MetaLike(*t, scope)) : std::nullopt);
       }
       return IValue(std::move(out));
     }
@@ -36,15 +40,26 @@ IValue ToMeta(const IValue& v) {
   }
 }
 
+}  // namespace
+
+IValue ToMeta(const IValue& v) { return ToMetaIn(v, nullptr); }
+
 Stack RunMetaFunction(const OperatorHandle& op, const Stack& arguments) {
+  return RunMetaFunction(op, arguments.data(), arguments.size());
+}
+
+Stack RunMetaFunction(const OperatorHandle& op, const IValue* arguments, size_t n) {
   const KernelFunction* meta = op.entry().kernel(DispatchKey::kMeta);
   OPREG_CHECK_NOT_IMPLEMENTED(
       meta != nullptr, "[", op.operator_name().str(),
       "] has no meta function: register a Meta kernel for it (it computes the outputs' sizes and "
       "dtypes from meta tensors), so that its outputs can be allocated before it runs");
+  // Declared before the stack: the meta copies go back to the cache after the stack is gone (a
+  // copy the meta function returned, or kept, is not recycled).
+  RecycleScope meta_copies(RecyclePool::kOwned);
   Stack stack;
-  stack.reserve(arguments.size());
-  for (const IValue& a : arguments) stack.push_back(ToMeta(a));
+  stack.reserve(n);
+  for (size_t i = 0; i < n; ++i) stack.push_back(ToMetaIn(arguments[i], &meta_copies));
   meta->CallBoxed(op, &stack);
   const FunctionSchema& schema = op.schema();
   OPREG_CHECK(stack.size() == schema.returns().size(), "[", op.operator_name().str(),

@@ -48,9 +48,10 @@ bool IsSymmetricArgument(const OperatorName& op, std::string_view argument) {
   return false;
 }
 
-std::optional<std::string> GroupNameOf(const FunctionSchema& schema, const Stack& arguments) {
+std::optional<std::string> GroupNameOf(const FunctionSchema& schema, const IValue* arguments,
+                                       size_t n) {
   const std::optional<size_t> i = schema.ArgumentIndex("group_name");
-  if (!i || *i >= arguments.size() || !arguments[*i].isString()) return std::nullopt;
+  if (!i || *i >= n || !arguments[*i].isString()) return std::nullopt;
   return arguments[*i].toStringRef();
 }
 

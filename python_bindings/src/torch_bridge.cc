@@ -226,9 +226,12 @@ void BumpVersion(const BridgedOp& b, AtenTensorHandle h, size_t index) {
 // Torch tensors made from opreg results and not yet freed by torch (for leak tests).
 std::atomic<int64_t> g_live_results{0};
 
+// Torch frees a result: the opreg tensor's memory goes back to its allocator, and its objects,
+// when nothing else holds them, to this thread's cache for the next result made here.
 void ReleaseResult(void* /*data*/, void* context) {
   g_live_results.fetch_sub(1, std::memory_order_relaxed);
-  intrusive_ptr<TensorImpl>::reclaim(static_cast<TensorImpl*>(context));
+  Tensor t(intrusive_ptr<TensorImpl>::reclaim(static_cast<TensorImpl*>(context)));
+  RecycledTensors::Give(&t, RecyclePool::kOwned);
 }
 
 // The torch handles of a call's first tensor arguments, by the opreg tensor made of each.

@@ -15,6 +15,7 @@
 // Thread safety: the cache is per thread; both functions may be called from any thread.
 #pragma once
 
+#include <cstdint>
 #include <new>
 #include <utility>
 #include <vector>
@@ -28,19 +29,26 @@ namespace internal {
 struct RecycledTensorCache;  // one thread's cached objects (recycled_tensors.cc)
 }  // namespace internal
 
+// Each thread has two caches: one for the framework tensors callers wrap (kArguments, the
+// default), one for the tensors opreg makes itself (kOwned: new tensors' objects, from
+// empty()/empty_strided() on any device, meta copies made to run a meta function). Neither use
+// then takes the other's objects.
+enum class RecyclePool : uint8_t { kArguments = 0, kOwned = 1 };
+
 class RecycledTensors {
  public:
   // from_blob(data, sizes, strides, dtype, device, owner, release), with the same checks and
   // errors (when it throws the caller still owns `owner`), built from this thread's cached
   // objects when there are some.
   static Tensor FromBlob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype,
-                         Device device, void* owner, DataPtr::DeleterFn release);
+                         Device device, void* owner, DataPtr::DeleterFn release,
+                         RecyclePool pool = RecyclePool::kArguments);
   // Ends the caller's use of `*t` (left undefined). When `*t` is the only handle of its
   // TensorImpl and of its storage, the memory's owner is released now and the objects are
   // cached; otherwise the handle is just dropped. Undefined tensors are ignored.
-  static void Give(Tensor* t);
+  static void Give(Tensor* t, RecyclePool pool = RecyclePool::kArguments);
   // Tensor objects cached on this thread (for tests).
-  static size_t CachedOnThisThread();
+  static size_t CachedOnThisThread(RecyclePool pool = RecyclePool::kArguments);
 
  private:
   friend class RecycleScope;
@@ -63,7 +71,7 @@ class RecycledTensors {
 // per call, on the caller's thread.
 class RecycleScope {
  public:
-  RecycleScope();
+  explicit RecycleScope(RecyclePool pool = RecyclePool::kArguments);
   ~RecycleScope();
   RecycleScope(const RecycleScope&) = delete;
   RecycleScope& operator=(const RecycleScope&) = delete;

@@ -115,6 +115,14 @@ class OperatorHandle {
   // checks of written arguments (overlap with other arguments, read-only memory, layout), which
   // such buffers cannot fail; every other check stays.
   void CallBoxedWithFreshOuts(Stack* stack) const;
+  // Both promises at once, for out resolution calling an out variant: CallBoxedPrepared's stack
+  // (here: the arguments of a functional call that was itself checked, or prepared, against the
+  // same types, so nothing is checked twice) whose written tensors are fresh buffers on `device`.
+  // It checks nothing. `def` is the out variant's definition the caller's link was made from:
+  // when the op has been redefined since, the call takes CallBoxedWithFreshOuts, which checks
+  // the arguments against the current schema.
+  void CallBoxedPreparedWithFreshOuts(Stack* stack, DeviceType device,
+                                      const OpDefinition* def) const;
   // Boxed call with keyword arguments bound by name (Python's rules); returns the results.
   Stack CallBoxed(std::vector<IValue> args,
                   const std::vector<std::pair<std::string, IValue>>& kwargs = {}) const;

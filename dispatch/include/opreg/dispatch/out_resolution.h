@@ -9,19 +9,26 @@
 
 #include <vector>
 
+#include "absl/types/span.h"
 #include "opreg/dispatch/dispatcher.h"
 
 namespace opreg {
 
-// Builds the out op's argument stack: the functional's arguments in order, with `outs` placed
-// at the link's out-argument positions.
+// Appends the out op's arguments to `*dest`: the functional's arguments (moved from
+// `functional_arguments`) in the out op's order, with `outs` placed at the link's out-argument
+// positions.
+void AppendOutVariantStack(const OutVariantLink& link, const FunctionSchema& out_schema,
+                           absl::Span<IValue> functional_arguments, absl::Span<const Tensor> outs,
+                           Stack* dest);
+
+// AppendOutVariantStack into a new stack.
 Stack BuildOutVariantStack(const OutVariantLink& link, const FunctionSchema& out_schema,
                            Stack functional_arguments, const std::vector<Tensor>& outs);
 
 // Checks what an out kernel left on the stack: nothing, or exactly `outs` (same buffers, same
 // sizes). Throws kRuntime naming the op and the output otherwise.
 void CheckOutVariantResults(const OperatorHandle& out_op, const OutVariantLink& link,
-                            const Stack& results, const std::vector<Tensor>& outs);
+                            const Stack& results, absl::Span<const Tensor> outs);
 
 // The kernel the dispatcher installs for a linked functional op (see above). `functional` and
 // `out` outlive it (entries are never freed).

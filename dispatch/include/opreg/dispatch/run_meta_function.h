@@ -19,7 +19,11 @@ IValue ToMeta(const IValue& value);
 // returns its results (meta tensors for tensor returns). Throws kNotImplemented naming the op
 // when it has no Meta kernel (or composite kernel), and kRuntime when the meta function returns
 // something other than one tensor per tensor return.
+// The meta copies of the arguments are made from this thread's recycled tensor objects
+// (RecycledTensors) and given back when the call ends: no heap allocation per tensor argument.
 Stack RunMetaFunction(const OperatorHandle& op, const Stack& arguments);
+// The same for the `n` arguments at `arguments`.
+Stack RunMetaFunction(const OperatorHandle& op, const IValue* arguments, size_t n);
 
 // True for ops whose output sizes depend on the data (PyTorch's `dynamic_output_shape` and
 // `data_dependent_output` tags): their meta function cannot size the outputs in advance.

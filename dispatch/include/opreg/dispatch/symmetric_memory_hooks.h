@@ -38,8 +38,9 @@ bool IsSymmetricTensor(const Tensor& t);
 // True when `argument` of `op` is registered as a symmetric-memory argument (either kind).
 bool IsSymmetricArgument(const OperatorName& op, std::string_view argument);
 
-// The value of the op's `str group_name` argument in a call, or nullopt.
-std::optional<std::string> GroupNameOf(const FunctionSchema& schema, const Stack& arguments);
+// The value of the op's `str group_name` argument in a call (its `n` arguments), or nullopt.
+std::optional<std::string> GroupNameOf(const FunctionSchema& schema, const IValue* arguments,
+                                       size_t n);
 
 // Allocates a symmetric out buffer on `device`; throws kRuntime naming the op and argument when
 // no backend for the device's type is loaded or the call has no group_name.
