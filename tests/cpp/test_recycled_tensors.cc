@@ -1,6 +1,7 @@
 // RecycledTensors: a call's tensor objects are reused on the same thread, never while another
 // handle holds them, and the memory's owner is released when the call gives them back.
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -194,3 +195,36 @@ TEST_CASE("the cache is per thread and bounded", "[recycled]") {
 }
 
 }  // namespace
+
+TEST_CASE("new tensors recycle through their own pool, apart from the arguments'", "[recycled]") {
+  Drain();
+  const auto owned = opreg::RecyclePool::kOwned;
+  while (RecycledTensors::CachedOnThisThread(owned) > 0) {  // drain the owned pool too
+    opreg::empty({1}, DType::kFloat32, Device::meta());  // takes one, then destroys it
+  }
+  const opreg::AllocatorStats before = opreg::GetCpuAllocatorStats();
+  Tensor t = opreg::empty({2, 3}, DType::kFloat32, Device::cpu());
+  t.data_ptr<float>()[5] = 1.0f;
+  const opreg::TensorImpl* impl = t.unsafe_get_impl();
+  CHECK(reinterpret_cast<uintptr_t>(t.data_ptr()) % opreg::kCpuAlignment == 0);
+  RecycledTensors::Give(&t, owned);  // the memory goes back to the allocator at once
+  CHECK_FALSE(t.defined());
+  CHECK(opreg::GetCpuAllocatorStats().bytes_live == before.bytes_live);
+  CHECK(RecycledTensors::CachedOnThisThread(owned) == 1);
+  CHECK(RecycledTensors::CachedOnThisThread() == 0);  // the arguments' pool is untouched
+  // The next new tensor, on any device, takes the objects with the new layout.
+  Tensor m = opreg::empty_strided({4, 2}, {1, 4}, DType::kFloat16, Device::meta());
+  CHECK(m.unsafe_get_impl() == impl);
+  CHECK(m.device().is_meta());
+  CHECK(m.dtype() == DType::kFloat16);
+  CHECK(m.strides() == opreg::IntArrayRef({1, 4}));
+  CHECK(m.data_ptr() == nullptr);
+  CHECK(RecycledTensors::CachedOnThisThread(owned) == 0);
+  // A framework tensor never takes an owned tensor's objects.
+  RecycledTensors::Give(&m, owned);
+  std::vector<float> a(4);
+  Tensor f = RecycledTensors::FromBlob(a.data(), {4}, {1}, DType::kFloat32, Device::cpu(),
+                                       nullptr, nullptr);
+  CHECK(f.unsafe_get_impl() != impl);
+  CHECK(RecycledTensors::CachedOnThisThread(owned) == 1);
+}
