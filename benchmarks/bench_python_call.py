@@ -128,6 +128,8 @@ at::Tensor mul(const at::Tensor& a, const at::Tensor& b) { return a * b; }
 at::Tensor& mul_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
   return at::mul_out(out, a, b);
 }
+// Its in-place form, as libtorch's `mul_`.
+at::Tensor& mul_(at::Tensor& self, const at::Tensor& other) { return self.mul_(other); }
 }  // namespace
 
 TORCH_LIBRARY(bench_native, m) {
@@ -135,6 +137,7 @@ TORCH_LIBRARY(bench_native, m) {
   m.def("noop3(Tensor a, Tensor b, Tensor c) -> ()");
   m.def("mul(Tensor a, Tensor b) -> Tensor");
   m.def("mul.out(Tensor a, Tensor b, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
 }
 
 TORCH_LIBRARY_IMPL(bench_native, CPU, m) {
@@ -142,6 +145,7 @@ TORCH_LIBRARY_IMPL(bench_native, CPU, m) {
   m.impl("noop3", &noop3);
   m.impl("mul", &mul);
   m.impl("mul.out", &mul_out);
+  m.impl("mul_", &mul_);
 }
 
 TORCH_LIBRARY_IMPL(bench_native, CUDA, m) {
@@ -149,6 +153,7 @@ TORCH_LIBRARY_IMPL(bench_native, CUDA, m) {
   m.impl("noop3", &noop3);
   m.impl("mul", &mul);
   m.impl("mul.out", &mul_out);
+  m.impl("mul_", &mul_);
 }
 """
 
@@ -234,28 +239,35 @@ _COMPARISONS = [
 
 def measure_functional(native: Any, tx: Any, ty: Any, iters: int,
                        repeats: int) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
-    """An op with a return through torch.ops, in its functional form (`mul(a, b) -> Tensor`)
-    and its out form (`mul.out(a, b, *, out) -> Tensor(a!)`), two 4-element tensors: opreg's
-    built-in mul through opreg.torch against the same op as a native TORCH_LIBRARY op
-    (libtorch's `a * b` and `at::mul_out`), timed as a pair in grad mode, under torch.no_grad()
-    and under torch.inference_mode() (the mode entered once around each measurement). Rows
-    carry the time in `ns_2_tensors`; comparisons name the form and mode."""
+    """An op with a return through torch.ops, in its functional form (`mul(a, b) -> Tensor`),
+    its out form (`mul.out(a, b, *, out) -> Tensor(a!)`) and its in-place form
+    (`mul_(Tensor(a!) self, other) -> Tensor(a!)`), two 4-element tensors: opreg's built-in mul
+    (the in-place form: `_opreg_test::mul_`, a C++ kernel from opreg._C's test library) through
+    opreg.torch against the same op as a native TORCH_LIBRARY op (libtorch's `a * b`,
+    `at::mul_out` and `Tensor::mul_`), timed as a pair in grad mode, under torch.no_grad() and
+    under torch.inference_mode() (the mode entered once around each measurement). Rows carry the
+    time in `ns_2_tensors`; comparisons name the form and mode."""
     import torch
 
     out = torch.empty_like(tx)
-    forms = (("functional", torch.ops.opreg.mul.default, native.mul.default, (tx, ty)),
-             ("out form", lambda a, b: torch.ops.opreg.mul.out(a, b, out=out),
-              lambda a, b: native.mul.out(a, b, out=out), (tx, ty)))
+    ones, factor = torch.ones_like(tx), torch.ones_like(tx)  # ones: the in-place form keeps them
+    forms = (("functional", "torch.ops.opreg.mul", torch.ops.opreg.mul.default,
+              native.mul.default, (tx, ty)),
+             ("out form", "torch.ops.opreg.mul",
+              lambda a, b: torch.ops.opreg.mul.out(a, b, out=out),
+              lambda a, b: native.mul.out(a, b, out=out), (tx, ty)),
+             ("in-place form", "torch.ops._opreg_test.mul_", torch.ops._opreg_test.mul_.default,
+              native.mul_.default, (ones, factor)))
     rows: List[Dict[str, Any]] = []
     comparisons: List[Dict[str, Any]] = []
-    for form, ours, theirs, call_args in forms:
+    for form, label, ours, theirs, call_args in forms:
         for mode, enter in (("grad mode", torch.enable_grad), ("torch.no_grad", torch.no_grad),
                             ("torch.inference_mode", torch.inference_mode)):
             with enter():
                 t = measure_rounds([(ours, call_args), (theirs, call_args)], [[0, 1]], iters,
                                    repeats)
-            names = (f"torch.ops.opreg.mul via opreg.torch, {form} ({mode})",
-                     f"torch.ops, native TORCH_LIBRARY mul, {form} ({mode})")
+            names = (f"{label} via opreg.torch, {form} ({mode})",
+                     f"torch.ops, native TORCH_LIBRARY {label.rsplit('.', 1)[1]}, {form} ({mode})")
             for name, times in zip(names, t):
                 rows.append({"case": name, "ns_2_tensors": min(times["op"]) / iters,
                              "rounds_ns_2_tensors": [v / iters for v in times["op"]]})

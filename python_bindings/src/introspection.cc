@@ -195,6 +195,8 @@ void InitIntrospection(py::module_& m) {
         lib.def("apply_twice(str op, Tensor x) -> Tensor");
         lib.def("scale(Tensor x, float alpha=2., *, int repeat=1) -> Tensor");
         lib.def("raise_error(Tensor x, int kind) -> Tensor");
+        // An in-place op with a C++ kernel, for the in-place form's row of bench_python_call.py.
+        lib.def("mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
         // A vLLM-style out op and its functional form from an OutputSpec (def_functional): a C++
         // library's op whose torch fake keeps sizes symbolic with no Python fake.
         lib.def("widen_out(Tensor(a!) out, Tensor x) -> ()");
@@ -229,6 +231,20 @@ void InitIntrospection(py::module_& m) {
               o[r * 2 * n + n + i] = 2 * in[r * n + i];
             }
           }
+        });
+        // self *= other elementwise, float32 tensors of one shape (any strides).
+        cpu.impl("mul_", [](Tensor& self, const Tensor& other) -> Tensor& {
+          OPREG_CHECK_VALUE(self.dtype() == DType::kFloat32 && other.dtype() == DType::kFloat32 &&
+                                self.sizes() == other.sizes(),
+                            "mul_: expected float32 tensors of one shape");
+          // A strided self is multiplied in a contiguous copy, then written back.
+          Tensor product = self.is_contiguous() ? self : self.contiguous();
+          const Tensor factor = other.contiguous();
+          float* p = product.data_ptr<float>();
+          const float* q = factor.data_ptr<float>();
+          for (int64_t i = 0; i < product.numel(); ++i) p[i] *= q[i];
+          if (!self.is_contiguous()) self.copy_(product);
+          return self;
         });
         // A C++ kernel that fails with an ErrorKind (by its number): the kind must survive
         // every way into Python (opreg.ops, torch.ops through opreg.torch's C bridge).

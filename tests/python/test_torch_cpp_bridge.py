@@ -219,3 +219,24 @@ def test_meta_and_cpu_tensors_together_are_refused_through_torch_ops():
                                            r"argument 'self' is on meta, argument 'other' on cpu"):
         torch.ops.opreg.add(m, c)
     assert torch.ops.opreg.add(m, m).device.type == "meta"
+
+
+def test_an_in_place_op_of_a_cpp_library_returns_the_callers_tensor_and_bumps_it():
+    # _opreg_test::mul_ (the in-place row of bench_python_call.py): the C++ kernel where the
+    # bridge is available, the caller's own tensor back, its version bumped, strided selves too.
+    opreg._C._load_test_ops()
+    opreg_torch.sync()
+    op = torch.ops._opreg_test.mul_.default
+    if _torch_has_stable_from_blob() and not opreg_torch._kernels.C_BRIDGE_UNAVAILABLE:
+        assert "_opreg_test::mul_" not in opreg_torch.python_kernels()
+    x = torch.arange(6, dtype=torch.float32)
+    version = x._version
+    assert op(x, torch.full((6,), 2.0)) is x
+    assert x.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    assert x._version > version
+    grid = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    column = grid[:, 1:3]  # strides (4, 1): not contiguous
+    assert op(column, torch.full((3, 2), -1.0)) is column
+    assert grid.tolist() == [[0, -1, -2, 3], [4, -5, -6, 7], [8, -9, -10, 11]]
+    with pytest.raises(ValueError, match=r"\[_opreg_test::mul_\] mul_: expected float32 tensors"):
+        op(x, torch.ones(3))
