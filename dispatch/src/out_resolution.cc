@@ -147,8 +147,9 @@ KernelFunction MakeOutResolutionKernel(const OperatorEntry* functional, const Op
           } else {
             outs.push_back(empty_strided(meta.sizes(), meta.strides(), meta.dtype(), device));
           }
+          // The spec's objects serve the next meta tensor made on this thread.
           Tensor spec = std::move(specs[k]).toTensor();
-          RecycledTensors::Give(&spec, RecyclePool::kOwned);  // its objects serve the next meta tensor made here
+          RecycledTensors::Give(&spec, RecyclePool::kOwned);
         }
 
         OperatorHandle out_op(out);
