@@ -444,8 +444,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"{r['case']:<{w}}  {r['ns_1_tensor']:9.0f}  {three}")
     functional = [r for r in rows if "ns_2_tensors" in r]
     if functional:
-        print("\nan op with a return, functional and out forms, 2 tensors (mul of 4 elements), "
-              "ns per call")
+        print("\nan op with a return, functional, out and in-place forms, 2 tensors (mul of 4 "
+              "elements), ns per call")
         for r in functional:
             print(f"{r['case']:<{w}}  {r['ns_2_tensors']:9.0f}")
     if comparisons:
