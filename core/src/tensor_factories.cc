@@ -46,19 +46,12 @@ size_t CheckedBytes(int64_t elements, DType dtype, const char* method) {
   return static_cast<size_t>(elements * item);
 }
 
-Tensor Allocate(IntArrayRef sizes, DimVector strides, int64_t extent, DType dtype, Device device,
-                const char* method) {
+Tensor Allocate(IntArrayRef sizes, IntArrayRef strides, int64_t extent, DType dtype,
+                Device device, const char* method) {
   const size_t nbytes = CheckedBytes(extent, dtype, method);
-  if (device.is_meta()) {
-    // No memory to allocate: the tensor's objects come from this thread's recycled ones when
-    // there are some (a functional call's meta function makes its outputs' specs this way, and
-    // out resolution gives them back).
-    return RecycledTensors::FromBlob(nullptr, sizes, strides, dtype, device, nullptr, nullptr,
-                                     RecyclePool::kOwned);
-  }
-  // The memory from the device's allocator; the tensor's objects, as for meta tensors, from this
-  // thread's recycled ones when there are some (a functional call's outputs handed to torch come
-  // back to the cache when torch frees them).
+  // The memory from the device's allocator (none for meta tensors); the tensor's objects from
+  // this thread's recycled ones when there are some (a functional call's meta results and the
+  // outputs torch frees come back to that cache).
   DataPtr data = GetAllocator(device)->Allocate(nbytes);
   Tensor t = RecycledTensors::FromBlob(data.get(), sizes, strides, dtype, device, data.context(),
                                        data.deleter(), RecyclePool::kOwned);
@@ -151,8 +144,7 @@ Tensor empty(IntArrayRef sizes, DType dtype, Device device) {
 
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device) {
   const int64_t extent = StridedExtent(sizes, strides, "empty_strided()");
-  return Allocate(sizes, DimVector(strides.begin(), strides.end()), extent, dtype, device,
-                  "empty_strided()");
+  return Allocate(sizes, strides, extent, dtype, device, "empty_strided()");
 }
 
 Tensor empty_like(const Tensor& like) {

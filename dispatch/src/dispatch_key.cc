@@ -1,6 +1,5 @@
 #include "opreg/dispatch/dispatch_key.h"
 
-
 #include "opreg/core/error.h"
 
 namespace opreg {

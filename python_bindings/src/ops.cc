@@ -25,7 +25,7 @@ class OpOverload {
     const OpDefinition* def = op_.entry().definition();
     if (def != cached_) Rebuild(def);
     if (nargs > num_positional_ && !vararg_) {
-      ArgumentBinding(def->schema, op_.operator_name().str()).CheckPositionalCount(nargs);
+      ArgumentBinding(def->schema, name_).CheckPositionalCount(nargs);
     }
     // Results go back in the framework of the tensor arguments (torch, NumPy, opreg).
     RecycleScope borrowed;              // the framework tensors' objects, reused by the next call
@@ -51,8 +51,7 @@ class OpOverload {
     }
     if (nkw > 0) {
       std::vector<std::optional<IValue>> slots(convs_.size());
-      const std::string op_name = op_.operator_name().str();
-      const ArgumentBinding binding(def->schema, op_name);
+      const ArgumentBinding binding(def->schema, name_);
       for (Py_ssize_t k = 0; k < nkw; ++k) {
         const std::string name = py::reinterpret_borrow<py::str>(PyTuple_GET_ITEM(kwnames, k));
         const size_t i = binding.KeywordSlot(
@@ -117,6 +116,7 @@ class OpOverload {
   void Rebuild(const OpDefinition* def) {
     if (def == nullptr) op_.definition();  // throws: no longer defined
     const FunctionSchema& s = def->schema;
+    name_ = op_.operator_name().str();  // for the binding's messages, made once
     convs_.clear();
     for (const Argument& a : s.arguments()) convs_.push_back(ArgConvFor(*a.type()));
     num_positional_ = ArgumentBinding(s, "").num_positional();
@@ -150,6 +150,7 @@ class OpOverload {
 
   OperatorHandle op_;
   const OpDefinition* cached_ = nullptr;
+  std::string name_;  // "ns::op[.overload]"
   // Per return: the index of the `Tensor(a!)` argument it is, -1 for none; empty when no
   // return is an argument.
   std::vector<int> aliased_returns_;
