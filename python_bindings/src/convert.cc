@@ -26,6 +26,14 @@ std::string_view ArgNameAt(const OperatorHandle& op, size_t index) {
   throw Error(ErrorKind::kType, StrCat("expected ", expected, ", got ", TypeName(obj)));
 }
 
+// `e` again, its message prefixed with the op and argument `index`; as it is without an op, or
+// when it names an op already.
+[[noreturn]] void RethrowNamed(const Error& e, const OperatorHandle* op, size_t index) {
+  if (op == nullptr || e.message().rfind('[', 0) == 0) throw e;
+  throw Error(e.kind(), StrCat("[", op->operator_name().str(), "] argument '",
+                               ArgNameAt(*op, index), "' (#", index, "): ", e.message()));
+}
+
 bool IsSequence(py::handle obj) { return PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()); }
 
 template <class F>
@@ -213,9 +221,15 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
     try {
       return ToInt64(v);
     } catch (const Error& e) {
-      if (op == nullptr) throw;
-      throw Error(e.kind(), StrCat("[", op->operator_name().str(), "] argument '",
-                                   ArgNameAt(*op, index), "' (#", index, "): ", e.message()));
+      RethrowNamed(e, op, index);
+    }
+  };
+  // ToTensor for a list's item, an import failure (dtype, device opreg lacks) named too.
+  auto item_tensor = [&](py::handle v) -> Tensor {
+    try {
+      return ToTensor(v);
+    } catch (const Error& e) {
+      RethrowNamed(e, op, index);
     }
   };
   PyObject* o = obj.ptr();
@@ -237,10 +251,7 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
         }
         return IValue(ToTensor(obj));
       } catch (const Error& e) {
-        // An import failure (dtype, device opreg lacks) names the op and argument too.
-        if (op == nullptr || e.message().rfind('[', 0) == 0) throw;
-        throw Error(e.kind(), StrCat("[", op->operator_name().str(), "] argument '",
-                                     ArgNameAt(*op, index), "' (#", index, "): ", e.message()));
+        RethrowNamed(e, op, index);  // an import failure (dtype, device opreg lacks) is named
       }
     case Conv::kInt: {
       if (IsInt(obj)) return IValue(to_int(obj));
@@ -294,7 +305,7 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
           if (AsPyTensor(e) == nullptr && !IsDLPackProducer(e)) {
             ThrowBadArg(e, "Tensor[] elements to be tensors", op, index);
           }
-          v.push_back(ToTensor(e));
+          v.push_back(item_tensor(e));
         });
         return IValue(std::move(v));
       }
@@ -306,7 +317,7 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
           if (e.is_none()) {
             v.emplace_back();
           } else {
-            v.emplace_back(ToTensor(e));
+            v.emplace_back(item_tensor(e));
           }
         });
         return IValue(std::move(v));
@@ -401,10 +412,7 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
     return ToIValueGeneric(obj);
   } catch (const Error& e) {
     // An int beyond int64: the range is the problem, not the type.
-    if (op != nullptr && IsInt(obj) && e.kind() == ErrorKind::kValue) {
-      throw Error(e.kind(), StrCat("[", op->operator_name().str(), "] argument '",
-                                   ArgNameAt(*op, index), "' (#", index, "): ", e.message()));
-    }
+    if (op != nullptr && IsInt(obj) && e.kind() == ErrorKind::kValue) RethrowNamed(e, op, index);
     const char* expected = "another type";
     if (op != nullptr) {
       static thread_local std::string s;

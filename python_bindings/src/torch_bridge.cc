@@ -31,6 +31,7 @@
 #include "opreg/core/error.h"
 #include "opreg/core/recycled_tensors.h"
 #include "opreg/core/tensor_factories.h"
+#include "torch_bridge_values.h"
 #include "torch_errors.h"
 #include "torch_shim.h"
 
@@ -48,43 +49,6 @@ inline void Check(TorchError err, const char* what) {
   if (OPREG_UNLIKELY(err != 0)) ThrowShimFailure(what);
 }
 
-// How one argument or return travels as a StableIValue.
-// ScalarType travels as torch's dtype code (an int32 in the low bytes), the code opreg's
-// IValue holds for a ScalarType too.
-enum class Kind : uint8_t { kTensor, kInt, kFloat, kBool, kScalarType };
-struct ValueSlot {
-  Kind kind;
-  bool optional;  // `T?`: a pointer to a boxed StableIValue, null for None
-  bool written = false;  // `Tensor(a!)`: its version counter is bumped (BumpVersion)
-};
-
-// The slot of a schema type, false for types the bridge does not carry.
-bool SlotOf(const Type& type, ValueSlot* out) {
-  const Type* t = &type;
-  out->optional = t->kind() == TypeKind::kOptional;
-  if (out->optional) t = t->element().get();
-  switch (t->kind()) {
-    case TypeKind::kTensor:
-      out->kind = Kind::kTensor;
-      return true;
-    case TypeKind::kInt:
-    case TypeKind::kSymInt:
-      out->kind = Kind::kInt;
-      return true;
-    case TypeKind::kFloat:
-      out->kind = Kind::kFloat;
-      return true;
-    case TypeKind::kBool:
-      out->kind = Kind::kBool;
-      return true;
-    case TypeKind::kScalarType:
-      out->kind = Kind::kScalarType;
-      return true;
-    default:
-      return false;
-  }
-}
-
 struct BridgedOp {
   OperatorHandle op;
   // The definition `args` and `returns` were read from. The op may since have been redefined
@@ -99,14 +63,6 @@ std::array<std::atomic<const BridgedOp*>, kMaxBridgedOps> g_ops{};
 size_t g_num_ops = 0;  // slots handed out (under the GIL)
 
 void ReleaseHandle(void* handle) { g_shim->delete_tensor(handle); }
-
-void FreeBox(StableIValue* box) {
-  if (g_shim->delete_stable_ivalue != nullptr) {
-    g_shim->delete_stable_ivalue(box);
-  } else {
-    delete box;
-  }
-}
 
 // The name of argument `index`, for messages.
 std::string ArgName(const BridgedOp& b, size_t index) {
@@ -171,39 +127,9 @@ Tensor FromHandle(AtenTensorHandle h, const BridgedOp& b, size_t index, RecycleS
   }
 }
 
-// A torch argument other than a tensor as an opreg value.
-IValue FromStable(StableIValue v, Kind kind) {
-  switch (kind) {
-    case Kind::kTensor:  // converted by FromHandle
-      break;
-    case Kind::kInt:
-      return IValue(static_cast<int64_t>(v));
-    case Kind::kFloat: {
-      double d;
-      std::memcpy(&d, &v, sizeof d);
-      return IValue(d);
-    }
-    case Kind::kBool:
-      return IValue((v & 0xff) != 0);
-    case Kind::kScalarType: {
-      int32_t code;
-      std::memcpy(&code, &v, sizeof code);
-      return IValue(static_cast<int64_t>(code));
-    }
-  }
-  return IValue();
-}
-
-// Frees what an unconverted argument owns (after an earlier argument failed).
-void Discard(StableIValue v, ValueSlot slot) {
-  if (slot.optional) {
-    auto* box = reinterpret_cast<StableIValue*>(v);
-    if (box == nullptr) return;
-    v = *box;
-    FreeBox(box);
-  }
-  if (slot.kind == Kind::kTensor && v != 0)
-    g_shim->delete_tensor(reinterpret_cast<AtenTensorHandle>(v));
+[[noreturn]] __attribute__((noinline, cold)) void ThrowNoTensor(const BridgedOp& b, size_t index) {
+  throw Error(ErrorKind::kRuntime, StrCat("[", b.op.operator_name().str(), "] argument '",
+                                          ArgName(b, index), "': torch passed no tensor"));
 }
 
 // Bumps the version counter of a tensor the call writes (argument `index`), as torch's
@@ -255,53 +181,50 @@ struct ArgumentHandles {
   }
 };
 
-StableIValue ToStable(IValue v, Kind kind, const BridgedOp& b, size_t index,
-                      const ArgumentHandles& arguments) {
-  switch (kind) {
-    case Kind::kTensor: {
-      if (!v.isTensor() || !v.toTensor().defined()) {
-        throw Error(ErrorKind::kRuntime, StrCat("[", b.op.operator_name().str(), "] return #",
-                                                index, " is not a defined tensor"));
-      }
-      Tensor t = v.toTensor();
-      const TorchShim& s = *g_shim;
-      // An argument's own tensor (the opreg tensor made of it keeps its handle alive).
-      if (AtenTensorHandle h = arguments.Find(t.unsafe_get_impl());
-          h != nullptr && s.new_tensor_handle != nullptr) {
-        AtenTensorHandle same = nullptr;
-        Check(s.new_tensor_handle(h, &same), "aoti_torch_new_tensor_handle");
-        return reinterpret_cast<StableIValue>(same);
-      }
-      const Device d = t.device();
-      AtenTensorHandle out = nullptr;
-      TensorImpl* impl = t.unsafe_get_impl();
-      Check(s.from_blob(t.data_ptr(), t.dim(), t.sizes().data(), t.strides().data(), 0,
-                        TorchScalarTypeCode(t.dtype()), d.is_cuda() ? s.device_cuda : s.device_cpu,
-                        d.is_cuda() ? d.index : -1, &out, s.layout_strided, nullptr, 0,
-                        &ReleaseResult, impl),
-            "torch_from_blob");
-      IntrusiveIncRef(impl);  // the torch tensor's reference, dropped by ReleaseResult
-      g_live_results.fetch_add(1, std::memory_order_relaxed);
-      return reinterpret_cast<StableIValue>(out);
-    }
-    case Kind::kInt:
-      return static_cast<StableIValue>(v.toInt());
-    case Kind::kFloat: {
-      const double d = v.toDouble();
-      StableIValue r;
-      std::memcpy(&r, &d, sizeof d);
-      return r;
-    }
-    case Kind::kBool:
-      return v.toBool() ? 1 : 0;
-    case Kind::kScalarType: {
-      const auto code = static_cast<int32_t>(v.toInt());
-      StableIValue r = 0;
-      std::memcpy(&r, &code, sizeof code);
-      return r;
-    }
+// An opreg result tensor (return `index`) as an owned torch handle.
+StableIValue TensorToStable(const Tensor& t, const BridgedOp& b, size_t index,
+                            const ArgumentHandles& arguments) {
+  if (!t.defined()) {
+    throw Error(ErrorKind::kRuntime, StrCat("[", b.op.operator_name().str(), "] return #", index,
+                                            " is not a defined tensor"));
   }
-  return 0;
+  const TorchShim& s = *g_shim;
+  // An argument's own tensor (the opreg tensor made of it keeps its handle alive).
+  if (AtenTensorHandle h = arguments.Find(t.unsafe_get_impl());
+      h != nullptr && s.new_tensor_handle != nullptr) {
+    AtenTensorHandle same = nullptr;
+    Check(s.new_tensor_handle(h, &same), "aoti_torch_new_tensor_handle");
+    return reinterpret_cast<StableIValue>(same);
+  }
+  const Device d = t.device();
+  AtenTensorHandle out = nullptr;
+  TensorImpl* impl = t.unsafe_get_impl();
+  Check(s.from_blob(t.data_ptr(), t.dim(), t.sizes().data(), t.strides().data(), 0,
+                    TorchScalarTypeCode(t.dtype()), d.is_cuda() ? s.device_cuda : s.device_cpu,
+                    d.is_cuda() ? d.index : -1, &out, s.layout_strided, nullptr, 0,
+                    &ReleaseResult, impl),
+        "torch_from_blob");
+  IntrusiveIncRef(impl);  // the torch tensor's reference, dropped by ReleaseResult
+  g_live_results.fetch_add(1, std::memory_order_relaxed);
+  return reinterpret_cast<StableIValue>(out);
+}
+
+bool IsWord(const ValueSlot& slot) {
+  return !slot.list && slot.kind != Kind::kTensor && slot.kind != Kind::kString &&
+         slot.kind != Kind::kDevice;
+}
+
+StableIValue ToStable(IValue v, const ValueSlot& slot, const BridgedOp& b, size_t index,
+                      const ArgumentHandles& arguments) {
+  if (slot.kind == Kind::kTensor && !slot.list) {
+    if (!v.isTensor()) return TensorToStable(Tensor(), b, index, arguments);  // throws
+    return TensorToStable(v.toTensor(), b, index, arguments);
+  }
+  if (IsWord(slot)) return WordToStable(v, slot.kind);
+  return CompoundToStable(
+      *g_shim, v, slot,
+      [&](const Tensor& t) { return TensorToStable(t, b, index, arguments); },
+      StrCat("[", b.op.operator_name().str(), "] return #", index));
 }
 
 // Deleting an argument's handle drops the last C++ reference to a tensor that also has a
@@ -367,7 +290,7 @@ void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint
   int cuda_device = -1;
   const size_t num_slots = b.args.size();
   for (size_t i = 0; i < num_args; ++i) {
-    const ValueSlot slot = i < num_slots ? b.args[i] : ValueSlot{Kind::kInt, false};
+    const ValueSlot slot = i < num_slots ? b.args[i] : ValueSlot{};
     try {
       StableIValue v = stack[i];
       if (slot.optional) {
@@ -377,21 +300,30 @@ void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint
           continue;
         }
         v = *box;
-        FreeBox(box);
+        FreeBox(*g_shim, box);
       }
-      if (slot.kind != Kind::kTensor) {
-        s.push_back(FromStable(v, slot.kind));
-        continue;
+      // A tensor argument (or an item of a tensor list) as an opreg tensor kept by `borrowed`.
+      auto import_tensor = [&](AtenTensorHandle h) {
+        if (OPREG_UNLIKELY(h == nullptr)) ThrowNoTensor(b, i);
+        Device device;
+        Tensor t = FromHandle(h, b, i, borrowed, &device);
+        handles.Add(t.unsafe_get_impl(), h);
+        if (slot.written && bump_versions) BumpVersion(b, h, i);
+        device_types |= 1u << static_cast<int>(device.type);
+        if (OPREG_UNLIKELY(device.is_cuda()) && cuda_device < 0) cuda_device = device.index;
+        return t;
+      };
+      if (slot.kind == Kind::kTensor && !slot.list) {
+        s.emplace_back(import_tensor(reinterpret_cast<AtenTensorHandle>(v)));
+      } else if (IsWord(slot)) {
+        s.push_back(WordFromStable(v, slot.kind));
+      } else {
+        s.push_back(CompoundFromStable(*g_shim, v, slot, import_tensor));
       }
-      Device device;
-      const auto h = reinterpret_cast<AtenTensorHandle>(v);
-      s.emplace_back(FromHandle(h, b, i, borrowed, &device));
-      handles.Add(s.back().toTensor().unsafe_get_impl(), h);
-      if (slot.written && bump_versions) BumpVersion(b, h, i);
-      device_types |= 1u << static_cast<int>(device.type);
-      if (OPREG_UNLIKELY(device.is_cuda()) && cuda_device < 0) cuda_device = device.index;
     } catch (...) {
-      for (size_t j = i + 1; j < num_args && j < num_slots; ++j) Discard(stack[j], b.args[j]);
+      for (size_t j = i + 1; j < num_args && j < num_slots; ++j) {
+        Discard(*g_shim, stack[j], b.args[j]);
+      }
       throw;
     }
   }
@@ -423,10 +355,10 @@ void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint
   size_t done = 0;
   try {
     for (; done < num_outputs; ++done) {
-      stack[done] = ToStable(std::move(s[done]), b.returns[done].kind, b, done, handles);
+      stack[done] = ToStable(std::move(s[done]), b.returns[done], b, done, handles);
     }
   } catch (...) {
-    for (size_t j = 0; j < done; ++j) Discard(stack[j], b.returns[j]);
+    for (size_t j = 0; j < done; ++j) Discard(*g_shim, stack[j], b.returns[j]);
     throw;
   }
 }
@@ -528,14 +460,14 @@ void InitTorchBridge(py::module_& m) {
         if (schema.is_vararg() || schema.is_varret()) return "varargs";
         for (const Argument& a : schema.arguments()) {
           ValueSlot slot;
-          if (!SlotOf(*a.type(), &slot))
+          if (!SlotOf(*g_shim, *a.type(), &slot))
             return StrCat("argument '", a.name(), "' is a ", a.type()->str());
           slot.written = a.is_write();
           b->args.push_back(slot);
         }
         for (const Argument& r : schema.returns()) {
           ValueSlot slot;
-          if (!SlotOf(*r.type(), &slot) || slot.optional)
+          if (!SlotOf(*g_shim, *r.type(), &slot) || slot.optional)
             return StrCat("a return is a ", r.type()->str());
           b->returns.push_back(slot);
         }

@@ -57,6 +57,15 @@ std::unique_ptr<TorchShim> LoadShim(const std::string& path, std::string* why) {
   Resolve(lib, "aoti_torch_is_defined", &s->is_defined);                 // optional
   Resolve(lib, "aoti_torch_delete_library_object", &s->delete_library);  // optional
   Resolve(lib, "aoti_torch_new_tensor_handle", &s->new_tensor_handle);   // optional
+  Resolve(lib, "torch_new_list_reserve_size", &s->new_list);             // optional (2.10)
+  Resolve(lib, "torch_list_push_back", &s->list_push_back);
+  Resolve(lib, "torch_list_size", &s->list_size);
+  Resolve(lib, "torch_list_get_item", &s->list_get_item);
+  Resolve(lib, "torch_delete_list", &s->delete_list);
+  Resolve(lib, "torch_new_string_handle", &s->new_string);               // optional (2.10)
+  Resolve(lib, "torch_string_length", &s->string_length);
+  Resolve(lib, "torch_string_c_str", &s->string_c_str);
+  Resolve(lib, "torch_delete_string", &s->delete_string);
   // Optional, and not part of the stable ABI (torch_shim.h says why it is used anyway).
   Resolve(lib, "_ZN5torch8autograd4impl12bump_versionERKN2at6TensorE", &s->bump_version);
   if (!ReadCode(lib, "aoti_torch_layout_strided", &s->layout_strided) ||

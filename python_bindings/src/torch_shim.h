@@ -14,6 +14,8 @@ namespace opreg::python {
 using StableIValue = uint64_t;
 using AtenTensorHandle = void*;
 using TorchLibraryHandle = void*;
+using StableListHandle = void*;
+using StringHandle = void*;
 using TorchError = int32_t;  // AOTITorchError: 0 is success
 using BoxedFn = void (*)(StableIValue* stack, uint64_t num_args, uint64_t num_outputs);
 using BlobDeleter = void (*)(void* data, void* context);
@@ -54,6 +56,26 @@ struct TorchShim {
   // Throws c10::Error (a std::exception) for an inference tensor outside inference_mode.
   // Optional: without it, opreg.torch bumps versions from a Python ADInplaceOrView kernel.
   void (*bump_version)(AtenTensorHandle t) = nullptr;
+  // Lists and strings (torch 2.10 on): without them, ops with `T[]` or `str` arguments or
+  // returns keep Python kernels. A list handle is a list of StableIValues, each owned by whoever
+  // owns the list; a string handle owns its characters.
+  TorchError (*new_list)(size_t reserve, StableListHandle* out) = nullptr;
+  TorchError (*list_push_back)(StableListHandle list, StableIValue item) = nullptr;
+  TorchError (*list_size)(StableListHandle list, size_t* out) = nullptr;
+  TorchError (*list_get_item)(StableListHandle list, size_t index, StableIValue* out) = nullptr;
+  TorchError (*delete_list)(StableListHandle list) = nullptr;
+  TorchError (*new_string)(const char* data, size_t length, StringHandle* out) = nullptr;
+  TorchError (*string_length)(StringHandle s, size_t* out) = nullptr;
+  TorchError (*string_c_str)(StringHandle s, const char** out) = nullptr;
+  TorchError (*delete_string)(StringHandle s) = nullptr;
+  bool has_lists() const {
+    return new_list != nullptr && list_push_back != nullptr && list_size != nullptr &&
+           list_get_item != nullptr && delete_list != nullptr;
+  }
+  bool has_strings() const {
+    return new_string != nullptr && string_length != nullptr && string_c_str != nullptr &&
+           delete_string != nullptr;
+  }
   int32_t layout_strided = 0;
   int32_t device_cpu = 0;
   int32_t device_cuda = 1;

@@ -39,6 +39,10 @@ def test_builtin_ops_get_cpp_kernels_where_torch_allows():
         assert why, name
     # Scalar is not in torch's stable C ABI: opreg::add (Scalar alpha) keeps a Python kernel.
     assert "Scalar" in python["opreg::add"]
+    # str (a symmetric-memory group's name) is: those ops get C++ kernels.
+    for name in ("symm_mem::fused_all_reduce_add_rms_norm_", "symm_mem::all_gather_out"):
+        if name in opreg_torch.registered():
+            assert name not in python, (name, python[name])
 
 
 _AGREE_SCRIPT = r"""
@@ -127,6 +131,59 @@ def test_every_value_kind_crosses_the_cpp_bridge():
     with pytest.raises((TypeError, ValueError, RuntimeError),
                        match=rf"\[{ns}::mix\] argument 'x' \(#0\)"):
         op(torch.ones(2, dtype=torch.complex64))
+    lib._destroy()
+
+
+def _bridge_expected():
+    return _torch_has_stable_from_blob() and not opreg_torch._kernels.C_BRIDGE_UNAVAILABLE
+
+
+def test_lists_strings_and_devices_cross_the_cpp_bridge():
+    # torch's stable ABI carries lists (a list handle of items), strings and devices too, so an op
+    # with such arguments and returns gets the C++ kernel; written tensor lists are bumped.
+    ns = f"cpp_bridge_ns{next(_ns)}"
+    lib = opreg.Library(ns, "DEF")
+    lib.define("lists(Tensor[] xs, Tensor?[] ys, int[] sizes, float[] scales, bool[] flags, "
+               "str tag, str? note, Device dev, int[]? maybe, Tensor(a!)[] outs) "
+               "-> (Tensor[], int[], str, Device)")
+    seen = {}
+
+    def lists(xs, ys, sizes, scales, flags, tag, note, dev, maybe, outs):
+        seen.update(ys=[None if y is None else np.asarray(y).tolist() for y in ys], sizes=sizes,
+                    scales=scales, flags=flags, tag=tag, note=note, dev=dev, maybe=maybe)
+        for o in outs:
+            np.asarray(o)[...] = 7
+        return [np.asarray(a) * 2 for a in xs], list(sizes) + [len(tag)], tag + "!", dev
+
+    lib.impl("lists", lists, "CPU")
+    op = getattr(getattr(torch.ops, ns), "lists")
+    if _bridge_expected():
+        assert f"{ns}::lists" not in opreg_torch.python_kernels()
+    x = torch.ones(3)
+    outs = [torch.zeros(2), torch.zeros(1)]
+    versions = [o._version for o in outs]
+    r = op([x, x + 1], [None, x], [1, 2, 3], [0.5, -2.0], [True, False], "héllo", None,
+           torch.device("cpu"), None, outs)
+    assert seen == dict(ys=[None, [1.0, 1.0, 1.0]], sizes=[1, 2, 3], scales=[0.5, -2.0],
+                        flags=[True, False], tag="héllo", note=None, dev="cpu", maybe=None)
+    torch.testing.assert_close(r[0], [x * 2, (x + 1) * 2])
+    assert r[1:] == ([1, 2, 3, 5], "héllo!", torch.device("cpu"))
+    assert [o.tolist() for o in outs] == [[7.0, 7.0], [7.0]]
+    assert all(o._version > v for o, v in zip(outs, versions))
+    r = op([x], [], [], [], [], "", "n", "cpu", [4], [])
+    assert seen["note"] == "n" and seen["maybe"] == [4] and r[1:] == ([0], "!", torch.device("cpu"))
+    # A bad item part-way through a list: the error names the op and the argument, and every
+    # handle torch passed (items before and after it, later arguments) is freed.
+    a, bad = torch.ones(2), torch.ones(2, dtype=torch.complex64)
+    uses = (a._use_count(), bad._use_count())
+    with pytest.raises((TypeError, ValueError, RuntimeError),
+                       match=rf"\[{ns}::lists\] argument 'xs' \(#0\)"):
+        op([a, bad, a], [bad, None, a], [1], [1.0], [True], "s", "t", "cpu", [1], [a, bad])
+    assert (a._use_count(), bad._use_count()) == uses
+    live = opreg._C._torch_bridge_live_results()
+    del r
+    if _bridge_expected():  # the C++ kernel's result tensors go back when torch frees them
+        assert opreg._C._torch_bridge_live_results() == live - 1
     lib._destroy()
 
 
