@@ -180,6 +180,10 @@ def test_lists_strings_and_devices_cross_the_cpp_bridge():
                        match=rf"\[{ns}::lists\] argument 'xs' \(#0\)"):
         op([a, bad, a], [bad, None, a], [1], [1.0], [True], "s", "t", "cpu", [1], [a, bad])
     assert (a._use_count(), bad._use_count()) == uses
+    # The same bad item through opreg.ops (the Python kernels' path) is named the same way.
+    with pytest.raises((TypeError, ValueError), match=rf"\[{ns}::lists\] argument 'xs' \(#0\)"):
+        getattr(getattr(opreg.ops, ns), "lists")([a, bad], [], [], [], [], "", None, "cpu", None,
+                                                  [])
     live = opreg._C._torch_bridge_live_results()
     del r
     if _bridge_expected():  # the C++ kernel's result tensors go back when torch frees them
