@@ -335,6 +335,37 @@ def test_non_symmetric_input_errors_name_op_and_argument(w1_group: str) -> None:
         sm.one_shot_all_reduce(x, w1_group, reduce_op="max")
 
 
+def test_ops_through_torch_ops_take_the_cpp_kernel_with_a_group_name(w1_group: str) -> None:
+    # The group's name is a str: torch's stable ABI carries it, so torch.ops reaches the C++
+    # kernel with no Python frame; a torch view of a symmetric tensor stays symmetric.
+    torch = pytest.importorskip("torch", reason="torch is not installed (pip install torch)")
+    import opreg.torch as opreg_torch
+    if opreg_torch._kernels.C_BRIDGE_UNAVAILABLE:
+        pytest.skip("no C++ bridge with this torch: " + opreg_torch._kernels.C_BRIDGE_UNAVAILABLE)
+    for name in ("symm_mem::fused_all_reduce_add_rms_norm_", "symm_mem::all_gather_out"):
+        assert name in opreg_torch.registered()
+        assert name not in opreg_torch.python_kernels(), opreg_torch.python_kernels()[name]
+    x = torch.from_dlpack(sm.empty((2, 8), "float32", w1_group))
+    x.copy_(torch.arange(16.0).reshape(2, 8))
+    residual, weight = torch.ones(2, 8), torch.full((8,), 2.0)
+    total = x + residual
+    version = x._version
+    assert torch.ops.symm_mem.fused_all_reduce_add_rms_norm_(x, residual, weight, 1e-6,
+                                                             w1_group) is None
+    assert x._version > version
+    torch.testing.assert_close(residual, total)  # one rank: the all-reduce is the identity
+    torch.testing.assert_close(
+        x, total * torch.rsqrt(total.pow(2).mean(-1, keepdim=True) + 1e-6) * weight)
+    out = torch.empty(2, 8)
+    assert torch.ops.symm_mem.all_gather_out(x, w1_group, out=out) is out
+    assert torch.equal(out, x)
+    with pytest.raises(ValueError, match=r"\[symm_mem::all_gather_out\] argument 'input' "
+                                         r"\(#0\): expected a tensor in the symmetric memory"):
+        torch.ops.symm_mem.all_gather_out(torch.ones(2, 8), w1_group, out=out)
+    with pytest.raises(KeyError, match=r"\[symm_mem::all_gather_out\] .*no group named 'nope'"):
+        torch.ops.symm_mem.all_gather_out(x, "nope", out=out)
+
+
 def test_unknown_group_raises_key_error(w1_group: str, tmp_path: Any) -> None:
     with pytest.raises(KeyError, match="no_such_group"):
         sm.empty((4,), "float32", "no_such_group")
