@@ -158,6 +158,7 @@ def test_an_op_redefined_by_cpp_code_is_followed_and_checked_until_then():
     lib.define("redef(Tensor x) -> Tensor")
     lib.impl("redef", lambda x: np.asarray(x) * 2, "CPU")
     op = getattr(getattr(torch.ops, ns), "redef")
+    old_default = op.default
     torch.testing.assert_close(op(torch.ones(2)), torch.full((2,), 2.0))
     lib._destroy()
     lib = opreg.Library(ns, "DEF")
@@ -167,6 +168,14 @@ def test_an_op_redefined_by_cpp_code_is_followed_and_checked_until_then():
         expected = rf"\[{ns}::redef\] argument 'y' \(#1\): expected a value, got nothing"
         with pytest.raises((RuntimeError, TypeError), match=expected):
             op(torch.ones(2))
+    # torch deleted its op to define the new schema: the op object fetched before raises (torch
+    # would call into the freed op: a crash), and a new one has the new schema.
+    with pytest.raises(RuntimeError, match=rf"\[{ns}::redef\] this torch op object was fetched "
+                                           rf"before the op was redefined or removed"):
+        op(torch.ones(2), torch.ones(2))
+    with pytest.raises(RuntimeError, match="was fetched before the op was redefined"):
+        old_default(torch.ones(2))
+    op = getattr(getattr(torch.ops, ns), "redef")
     with pytest.raises(RuntimeError, match="missing value for argument 'y'"):
         op(torch.ones(2))
     torch.testing.assert_close(op(torch.ones(2), torch.ones(2)), torch.full((2,), 2.0))

@@ -35,11 +35,35 @@ def _tags(opreg_op: Any) -> Tuple[Any, ...]:
                  if tag is not None)
 
 
+def _disarm(qualified: str, torch_op: Any) -> None:
+    """Makes the torch op objects of an op about to be deleted raise when called. torch frees the
+    op's dispatcher entry with its library, and an OpOverload or OpOverloadPacket fetched before
+    (a caller may keep one) would then call into freed memory: torch's own `_destroy` says
+    "accessing it leads to a segfault", and a call with arguments that do not fit the schema did
+    crash this way (torch 2.15, an op redefined with another schema). The op's OpOverload and its
+    packet (whose overload resolution includes the deleted overload) are disarmed; the packet's
+    other overloads stay callable. `torch.ops.<ns>.<name>` gives new objects for the op defined
+    next."""
+    ns, rest = qualified.split("::", 1)
+    name = rest.partition(".")[0]
+
+    def stale(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            f"[{qualified}] this torch op object was fetched before the op was redefined or "
+            f"removed, and torch has deleted the op it called: fetch torch.ops.{ns}.{name} again")
+
+    for obj in (torch_op, getattr(torch_op, "overloadpacket", None)):
+        if obj is not None:
+            obj._op = stale
+
+
 def unregister(qualified: str) -> None:
     """Undoes every torch registration of an op (opreg.torch's and register_autograd's)."""
     record = RECORDS.drop(qualified)
     if record is None:
         return
+    if record.torch_op is not None:
+        _disarm(qualified, record.torch_op)
     for lib in record.libs:
         lib._destroy()
     if record.autograd_lib is not None:
