@@ -32,8 +32,8 @@ _SCALAR_TYPES = {
     "str": "str",
     "Scalar": "Number",
     "ScalarType": "Any",
-    "Layout": "int",
-    "MemoryFormat": "int",
+    "Layout": "Any",  # a code, a name or torch.layout
+    "MemoryFormat": "Any",  # a code, a name or torch.memory_format
     "Device": "Any",
 }
 

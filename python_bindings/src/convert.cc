@@ -3,6 +3,7 @@
 #include "module_internal.h"
 #include "opreg/core/dtype.h"
 #include "opreg/core/error.h"
+#include "opreg/core/layout.h"
 #include "opreg/schema/type.h"
 
 namespace opreg::python {
@@ -84,9 +85,13 @@ ArgConv ArgConvFor(const Type& type) {
       break;
     case TypeKind::kInt:
     case TypeKind::kSymInt:
-    case TypeKind::kLayout:
-    case TypeKind::kMemoryFormat:
       c.conv = Conv::kInt;
+      break;
+    case TypeKind::kLayout:
+      c.conv = Conv::kLayout;
+      break;
+    case TypeKind::kMemoryFormat:
+      c.conv = Conv::kMemoryFormat;
       break;
     case TypeKind::kScalarType:
       c.conv = Conv::kScalarType;
@@ -290,6 +295,20 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
       absl::StatusOr<DType> d = ParseDType(s);
       if (d.ok()) return IValue(static_cast<int64_t>(TorchScalarTypeCode(*d)));
       ThrowBadArg(obj, "ScalarType (a dtype name such as 'float32')", op, index);
+    }
+    case Conv::kLayout:
+    case Conv::kMemoryFormat: {
+      // A code, or a name: "strided", torch.strided (whose str is "torch.strided").
+      if (IsInt(obj)) return IValue(to_int(obj));
+      const std::string s = PyUnicode_Check(o) ? obj.cast<std::string>() : std::string(py::str(obj));
+      if (conv.conv == Conv::kLayout) {
+        if (std::optional<Layout> l = LayoutFromName(s)) return IValue(static_cast<int64_t>(*l));
+        ThrowBadArg(obj, "Layout (a code, or a name such as torch.strided)", op, index);
+      }
+      if (std::optional<MemoryFormat> f = MemoryFormatFromName(s)) {
+        return IValue(static_cast<int64_t>(*f));
+      }
+      ThrowBadArg(obj, "MemoryFormat (a code, or a name such as torch.channels_last)", op, index);
     }
     case Conv::kDevice:
       if (PyUnicode_Check(o)) return IValue(obj.cast<std::string>());

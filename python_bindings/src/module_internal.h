@@ -187,6 +187,8 @@ enum class Conv : uint8_t {
   kStr,
   kScalar,
   kScalarType,
+  kLayout,
+  kMemoryFormat,
   kDevice,
   kIntList,
   kFloatList,

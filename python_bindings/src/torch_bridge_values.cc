@@ -166,7 +166,12 @@ bool SlotOf(const TorchShim& shim, const Type& type, ValueSlot* out) {
       out->kind = Kind::kBool;
       break;
     case TypeKind::kScalarType:
-      out->kind = Kind::kScalarType;
+      out->kind = Kind::kCode;
+      break;
+    case TypeKind::kLayout:
+    case TypeKind::kMemoryFormat:
+      if (!shim.enum_codes_match) return false;
+      out->kind = Kind::kCode;
       break;
     case TypeKind::kStr:
       if (!shim.has_strings()) return false;
@@ -193,7 +198,7 @@ StableIValue WordToStable(const IValue& v, Kind kind) {
     }
     case Kind::kBool:
       return v.toBool() ? 1 : 0;
-    case Kind::kScalarType: {
+    case Kind::kCode: {
       const auto code = static_cast<int32_t>(v.toInt());
       StableIValue r = 0;
       std::memcpy(&r, &code, sizeof code);

@@ -2,8 +2,8 @@
 // C ABI as a StableIValue, and the conversions to and from opreg's IValues. The encodings are
 // torch's (torch/csrc/shim_common.cpp, from_ivalue / to_ivalue):
 //   Tensor -> an owned AtenTensorHandle; int/SymInt -> int64 bits; float -> double bits;
-//   bool -> 0/1; ScalarType -> torch's dtype code in the low 32 bits (the code opreg's IValue
-//   holds); Device -> (c10 device type << 32) | uint32(index); str -> an owned StringHandle;
+//   bool -> 0/1; ScalarType, Layout, MemoryFormat -> torch's code in the low 32 bits (the code
+//   opreg's IValue holds); Device -> (c10 device type << 32) | uint32(index); str -> an owned StringHandle;
 //   T? -> null for None, else a pointer to a boxed StableIValue; T[] -> an owned StableListHandle
 //   whose items are encoded as T.
 // Whoever holds a value owns what it points to: a kernel receives owned arguments and hands back
@@ -23,7 +23,9 @@
 namespace opreg::python {
 
 // The kind of one value (for a list: of each of its items).
-enum class Kind : uint8_t { kTensor, kInt, kFloat, kBool, kScalarType, kString, kDevice };
+// kCode: a ScalarType, Layout or MemoryFormat, as torch's int32 code (opreg's IValue holds the
+// same code as an int).
+enum class Kind : uint8_t { kTensor, kInt, kFloat, kBool, kCode, kString, kDevice };
 
 struct ValueSlot {
   Kind kind = Kind::kInt;
@@ -38,7 +40,7 @@ struct ValueSlot {
 // lacks them; nested containers).
 bool SlotOf(const TorchShim& shim, const Type& type, ValueSlot* out);
 
-// A one-word value (int, float, bool, ScalarType) as an opreg value.
+// A one-word value (int, float, bool, an enum code) as an opreg value.
 inline IValue WordFromStable(StableIValue v, Kind kind) {
   switch (kind) {
     case Kind::kInt:
@@ -50,7 +52,7 @@ inline IValue WordFromStable(StableIValue v, Kind kind) {
     }
     case Kind::kBool:
       return IValue((v & 0xff) != 0);
-    case Kind::kScalarType: {
+    case Kind::kCode: {
       int32_t code;
       std::memcpy(&code, &v, sizeof code);
       return IValue(static_cast<int64_t>(code));
@@ -60,7 +62,7 @@ inline IValue WordFromStable(StableIValue v, Kind kind) {
   }
 }
 
-// One-word opreg value (int, float, bool, ScalarType) as a StableIValue.
+// One-word opreg value (int, float, bool, an enum code) as a StableIValue.
 StableIValue WordToStable(const IValue& v, Kind kind);
 
 // Frees a boxed StableIValue (an optional's box).

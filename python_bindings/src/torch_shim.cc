@@ -3,7 +3,10 @@
 
 #include <dlfcn.h>
 
+#include <utility>
+
 #include "module_internal.h"
+#include "opreg/core/layout.h"
 #include "opreg/core/string_util.h"
 
 namespace opreg::python {
@@ -85,6 +88,28 @@ std::unique_ptr<TorchShim> LoadShim(const std::string& path, std::string* why) {
                     " for dtype ", TorchDTypeName(dtype));
       return nullptr;
     }
+  }
+  // Layout and MemoryFormat codes: compared, not required (without them, ops with such
+  // arguments keep Python kernels).
+  const std::pair<const char*, int> enum_codes[] = {
+      {"aoti_torch_layout_strided", static_cast<int>(Layout::kStrided)},
+      {"aoti_torch_layout_sparse_coo", static_cast<int>(Layout::kSparse)},
+      {"aoti_torch_layout_sparse_csr", static_cast<int>(Layout::kSparseCsr)},
+      {"aoti_torch_layout_sparse_csc", static_cast<int>(Layout::kSparseCsc)},
+      {"aoti_torch_layout_sparse_bsr", static_cast<int>(Layout::kSparseBsr)},
+      {"aoti_torch_layout_sparse_bsc", static_cast<int>(Layout::kSparseBsc)},
+      {"aoti_torch_layout__mkldnn", static_cast<int>(Layout::kMkldnn)},
+      {"aoti_torch_layout_jagged", static_cast<int>(Layout::kJagged)},
+      {"aoti_torch_memory_format_contiguous_format", static_cast<int>(MemoryFormat::kContiguous)},
+      {"aoti_torch_memory_format_preserve_format", static_cast<int>(MemoryFormat::kPreserve)},
+      {"aoti_torch_memory_format_channels_last", static_cast<int>(MemoryFormat::kChannelsLast)},
+      {"aoti_torch_memory_format_channels_last_3d",
+       static_cast<int>(MemoryFormat::kChannelsLast3d)},
+  };
+  s->enum_codes_match = true;
+  for (const auto& [name, code] : enum_codes) {
+    int32_t value = -1;
+    if (!ReadCode(lib, name, &value) || value != code) s->enum_codes_match = false;
   }
   // `lib` stays open: torch never unloads libtorch_cpu, and the functions are used from now on.
   return s;

@@ -76,6 +76,9 @@ struct TorchShim {
     return new_string != nullptr && string_length != nullptr && string_c_str != nullptr &&
            delete_string != nullptr;
   }
+  // Whether this torch's Layout and MemoryFormat codes are the ones opreg's IValue holds
+  // (core/layout.h): then those arguments travel as their codes, as ScalarType's do.
+  bool enum_codes_match = false;
   int32_t layout_strided = 0;
   int32_t device_cpu = 0;
   int32_t device_cuda = 1;

@@ -191,6 +191,29 @@ def test_lists_strings_and_devices_cross_the_cpp_bridge():
     lib._destroy()
 
 
+def test_layout_and_memory_format_cross_as_torch_codes():
+    # Layout and MemoryFormat travel as torch's codes (the ones opreg's IValue holds), through
+    # the C++ kernel; opreg.ops takes torch's objects and names too.
+    ns = f"cpp_bridge_ns{next(_ns)}"
+    lib = opreg.Library(ns, "DEF")
+    lib.define("codes(Tensor x, Layout layout, MemoryFormat? mf=None) -> (Layout, MemoryFormat)")
+    lib.impl("codes", lambda x, layout, mf: (layout, 0 if mf is None else mf), "CPU")
+    op = getattr(getattr(torch.ops, ns), "codes")
+    if _bridge_expected():
+        assert f"{ns}::codes" not in opreg_torch.python_kernels()
+    x = torch.ones(2)
+    # torch.ops gives these back as codes, as it does for aten ops' Layout returns.
+    assert op(x, torch.strided) == (0, 0)
+    assert op(x, torch.sparse_csr, torch.channels_last) == (2, 2)
+    oop = getattr(getattr(opreg.ops, ns), "codes")
+    assert oop(x, torch.sparse_coo, torch.preserve_format) == (1, 1)
+    assert oop(x, "strided", "channels_last_3d") == (0, 3)
+    with pytest.raises(TypeError, match=rf"\[{ns}::codes\] argument 'mf' \(#2\): expected "
+                                        r"MemoryFormat .*got torch.dtype"):
+        oop(x, torch.strided, torch.float32)
+    lib._destroy()
+
+
 @needs_ops
 def test_cpp_bridge_calls_from_several_threads():
     # torch releases the GIL around the op; the bridge takes it back once to give back a call's

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 namespace opreg {
 
@@ -38,6 +39,27 @@ inline std::optional<Layout> LayoutFromCode(int64_t code) {
 inline std::optional<MemoryFormat> MemoryFormatFromCode(int64_t code) {
   if (code < 0 || code > static_cast<int64_t>(MemoryFormat::kChannelsLast3d)) return std::nullopt;
   return static_cast<MemoryFormat>(code);
+}
+
+// The enum of a PyTorch name, with or without "torch." ("strided", "torch.channels_last", as
+// str(torch.strided) prints it); nullopt for other names.
+inline std::optional<Layout> LayoutFromName(std::string_view name) {
+  if (name.substr(0, 6) == "torch.") name.remove_prefix(6);
+  constexpr std::string_view kNames[] = {"strided",    "sparse_coo", "sparse_csr", "_mkldnn",
+                                         "sparse_csc", "sparse_bsr", "sparse_bsc", "jagged"};
+  for (size_t i = 0; i < sizeof(kNames) / sizeof(kNames[0]); ++i) {
+    if (name == kNames[i]) return static_cast<Layout>(i);
+  }
+  return std::nullopt;
+}
+inline std::optional<MemoryFormat> MemoryFormatFromName(std::string_view name) {
+  if (name.substr(0, 6) == "torch.") name.remove_prefix(6);
+  constexpr std::string_view kNames[] = {"contiguous_format", "preserve_format", "channels_last",
+                                         "channels_last_3d"};
+  for (size_t i = 0; i < sizeof(kNames) / sizeof(kNames[0]); ++i) {
+    if (name == kNames[i]) return static_cast<MemoryFormat>(i);
+  }
+  return std::nullopt;
 }
 
 }  // namespace opreg
