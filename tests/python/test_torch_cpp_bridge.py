@@ -191,6 +191,36 @@ def test_lists_strings_and_devices_cross_the_cpp_bridge():
     lib._destroy()
 
 
+def test_an_op_writing_a_tensor_list_compiles_fullgraph():
+    # vLLM's style: `-> ()`, a written Tensor[] and str / int[] arguments; torch's
+    # functionalization handles the written list, and eager calls reach the C++ kernel.
+    ns = f"cpp_bridge_ns{next(_ns)}"
+    lib = opreg.Library(ns, "DEF")
+    lib.define("scale_all(Tensor(a!)[] xs, float s, str tag, int[] dims) -> ()")
+    seen = []
+
+    def scale_all(xs, s, tag, dims):
+        seen.append((tag, dims))
+        for x in xs:
+            np.asarray(x)[...] *= s
+
+    lib.impl("scale_all", scale_all, "CPU")
+    op = getattr(getattr(torch.ops, ns), "scale_all")
+    if _bridge_expected():
+        assert f"{ns}::scale_all" not in opreg_torch.python_kernels()
+
+    def f(a, b):
+        op([a, b], 2.0, "kv", [1, 2])
+        return a + b
+
+    g = torch.compile(f, backend="aot_eager", fullgraph=True)
+    a, b = torch.ones(3), torch.full((3,), 2.0)
+    torch.testing.assert_close(g(a, b), torch.full((3,), 6.0))
+    assert a.tolist() == [2.0] * 3 and b.tolist() == [4.0] * 3
+    assert seen and all(s == ("kv", [1, 2]) for s in seen)
+    lib._destroy()
+
+
 def test_layout_and_memory_format_cross_as_torch_codes():
     # Layout and MemoryFormat travel as torch's codes (the ones opreg's IValue holds), through
     # the C++ kernel; opreg.ops takes torch's objects and names too.
