@@ -5,10 +5,10 @@
 //
 // Nothing here links libtorch: the shim's functions are looked up with dlsym in the libtorch_cpu
 // that the running torch has already loaded, and the ABI is used only where torch promises it
-// stays put (the shim's signatures, StableIValue encodings of tensors, ints, floats, bools and
-// optionals). One build of opreg therefore serves every torch that has the functions it needs
-// (torch_from_blob with a deleter arrived in 2.11); opreg.torch falls back to Python kernels on
-// older torch, and for ops with argument types outside that set.
+// stays put (the shim's signatures, the StableIValue encodings of torch_bridge_values.h). One
+// build of opreg therefore serves every torch that has the functions it needs (torch_from_blob
+// with a deleter arrived in 2.11); opreg.torch falls back to Python kernels on older torch, and
+// for ops with a type the stable ABI cannot carry (a Scalar).
 //
 // torch's boxed C kernel is a bare function pointer (no user data), so each bridged op gets one
 // of kMaxBridgedOps trampolines, each a template instance that knows its slot.
@@ -216,6 +216,18 @@ bool IsWord(const ValueSlot& slot) {
 
 StableIValue ToStable(IValue v, const ValueSlot& slot, const BridgedOp& b, size_t index,
                       const ArgumentHandles& arguments) {
+  if (OPREG_UNLIKELY(slot.optional)) {  // `T?`: null for None, else the value in a box
+    if (v.isNone() || (v.isTensor() && !v.toTensor().defined())) return 0;
+    ValueSlot inner = slot;
+    inner.optional = false;
+    const StableIValue value = ToStable(std::move(v), inner, b, index, arguments);
+    try {
+      return reinterpret_cast<StableIValue>(NewBox(*g_shim, value));
+    } catch (...) {
+      Discard(*g_shim, value, inner);
+      throw;
+    }
+  }
   if (slot.kind == Kind::kTensor && !slot.list) {
     if (!v.isTensor()) return TensorToStable(Tensor(), b, index, arguments);  // throws
     return TensorToStable(v.toTensor(), b, index, arguments);
@@ -467,7 +479,7 @@ void InitTorchBridge(py::module_& m) {
         }
         for (const Argument& r : schema.returns()) {
           ValueSlot slot;
-          if (!SlotOf(*g_shim, *r.type(), &slot) || slot.optional)
+          if (!SlotOf(*g_shim, *r.type(), &slot) || (slot.optional && !CanBox(*g_shim)))
             return StrCat("a return is a ", r.type()->str());
           b->returns.push_back(slot);
         }

@@ -217,6 +217,17 @@ void FreeBox(const TorchShim& shim, StableIValue* box) {
   }
 }
 
+StableIValue* NewBox(const TorchShim& shim, StableIValue value) {
+  StableIValue* box = nullptr;
+  if (shim.new_stable_ivalue != nullptr) {
+    CheckShim(shim.new_stable_ivalue(&box), "torch_new_stable_ivalue");
+  } else {
+    box = new StableIValue;
+  }
+  *box = value;
+  return box;
+}
+
 IValue CompoundFromStable(const TorchShim& shim, StableIValue v, const ValueSlot& slot,
                           TensorImport import_tensor) {
   if (!slot.list) {

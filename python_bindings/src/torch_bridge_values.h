@@ -67,6 +67,13 @@ StableIValue WordToStable(const IValue& v, Kind kind);
 
 // Frees a boxed StableIValue (an optional's box).
 void FreeBox(const TorchShim& shim, StableIValue* box);
+// A new box holding `value`, allocated as torch frees it (FreeBox's way).
+StableIValue* NewBox(const TorchShim& shim, StableIValue value);
+// Whether this torch's boxes can be made here: torch frees them with torch_delete_stable_ivalue
+// (then torch_new_stable_ivalue makes them) or, before 2.13, with `delete`.
+inline bool CanBox(const TorchShim& shim) {
+  return shim.new_stable_ivalue != nullptr || shim.delete_stable_ivalue == nullptr;
+}
 
 // Makes an opreg tensor of an owned handle (taking it, or deleting it when it throws).
 using TensorImport = absl::FunctionRef<Tensor(AtenTensorHandle)>;

@@ -57,6 +57,7 @@ std::unique_ptr<TorchShim> LoadShim(const std::string& path, std::string* why) {
     return nullptr;
   }
   Resolve(lib, "torch_delete_stable_ivalue", &s->delete_stable_ivalue);  // optional
+  Resolve(lib, "torch_new_stable_ivalue", &s->new_stable_ivalue);        // optional
   Resolve(lib, "aoti_torch_is_defined", &s->is_defined);                 // optional
   Resolve(lib, "aoti_torch_delete_library_object", &s->delete_library);  // optional
   Resolve(lib, "aoti_torch_new_tensor_handle", &s->new_tensor_handle);   // optional

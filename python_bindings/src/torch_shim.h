@@ -40,6 +40,9 @@ struct TorchShim {
                           BlobDeleter deleter, void* deleter_context);
   // torch 2.13 on allocates the box of an optional through the shim; earlier ones with `new`.
   TorchError (*delete_stable_ivalue)(StableIValue* box);
+  // Its counterpart: boxes of optional returns are made with it where torch frees them with
+  // delete_stable_ivalue. Optional.
+  TorchError (*new_stable_ivalue)(StableIValue** out) = nullptr;
   // Only on the error path: tells an undefined tensor (None for a `Tensor` through torch.ops)
   // from another getter failure. Optional.
   TorchError (*is_defined)(AtenTensorHandle t, bool* out) = nullptr;

@@ -221,6 +221,27 @@ def test_an_op_writing_a_tensor_list_compiles_fullgraph():
     lib._destroy()
 
 
+def test_optional_returns_cross_the_cpp_bridge():
+    # A `T?` return is None or a box torch frees (made with torch's own allocator).
+    ns = f"cpp_bridge_ns{next(_ns)}"
+    lib = opreg.Library(ns, "DEF")
+    lib.define("maybe(Tensor x, bool give) -> (Tensor?, int?, int[]?, str?)")
+    lib.impl("maybe", lambda x, give: (np.asarray(x) * 3, 4, [1, 2], "s") if give
+             else (None, None, None, None), "CPU")
+    op = getattr(getattr(torch.ops, ns), "maybe")
+    if _bridge_expected():
+        assert f"{ns}::maybe" not in opreg_torch.python_kernels()
+    t, *rest = op(torch.ones(2), True)
+    torch.testing.assert_close(t, torch.full((2,), 3.0))
+    assert rest == [4, [1, 2], "s"]
+    assert op(torch.ones(2), False) == (None, None, None, None)
+    live = opreg._C._torch_bridge_live_results()
+    del t
+    if _bridge_expected():
+        assert opreg._C._torch_bridge_live_results() == live - 1
+    lib._destroy()
+
+
 def test_layout_and_memory_format_cross_as_torch_codes():
     # Layout and MemoryFormat travel as torch's codes (the ones opreg's IValue holds), through
     # the C++ kernel; opreg.ops takes torch's objects and names too.
