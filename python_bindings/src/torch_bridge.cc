@@ -127,6 +127,14 @@ Tensor FromHandle(AtenTensorHandle h, const BridgedOp& b, size_t index, RecycleS
   }
 }
 
+// `e` again, prefixed with the op and `what` ("argument 'x' (#1)", "return #0") unless it
+// names an op already.
+[[noreturn]] __attribute__((noinline, cold)) void RethrowNamed(const Error& e, const BridgedOp& b,
+                                                              const std::string& what) {
+  if (e.message().rfind('[', 0) == 0) throw e;
+  throw Error(e.kind(), StrCat("[", b.op.operator_name().str(), "] ", what, ": ", e.message()));
+}
+
 [[noreturn]] __attribute__((noinline, cold)) void ThrowNoTensor(const BridgedOp& b, size_t index) {
   throw Error(ErrorKind::kRuntime, StrCat("[", b.op.operator_name().str(), "] argument '",
                                           ArgName(b, index), "': torch passed no tensor"));
@@ -233,10 +241,13 @@ StableIValue ToStable(IValue v, const ValueSlot& slot, const BridgedOp& b, size_
     return TensorToStable(v.toTensor(), b, index, arguments);
   }
   if (IsWord(slot)) return WordToStable(v, slot.kind);
-  return CompoundToStable(
-      *g_shim, v, slot,
-      [&](const Tensor& t) { return TensorToStable(t, b, index, arguments); },
-      StrCat("[", b.op.operator_name().str(), "] return #", index));
+  try {
+    return CompoundToStable(
+        *g_shim, v, slot, [&](const Tensor& t) { return TensorToStable(t, b, index, arguments); },
+        StrCat("[", b.op.operator_name().str(), "] return #", index));
+  } catch (const Error& e) {
+    RethrowNamed(e, b, StrCat("return #", index));
+  }
 }
 
 // Deleting an argument's handle drops the last C++ reference to a tensor that also has a
@@ -330,7 +341,11 @@ void RunBridged(const BridgedOp& b, StableIValue* stack, uint64_t num_args, uint
       } else if (IsWord(slot)) {
         s.push_back(WordFromStable(v, slot.kind));
       } else {
-        s.push_back(CompoundFromStable(*g_shim, v, slot, import_tensor));
+        try {
+          s.push_back(CompoundFromStable(*g_shim, v, slot, import_tensor));
+        } catch (const Error& e) {
+          RethrowNamed(e, b, StrCat("argument '", ArgName(b, i), "' (#", i, ")"));
+        }
       }
     } catch (...) {
       for (size_t j = i + 1; j < num_args && j < num_slots; ++j) {

@@ -65,15 +65,15 @@ Device DeviceFromBits(const TorchShim& shim, StableIValue v) {
   const auto type = static_cast<int32_t>(static_cast<int8_t>((v >> 32) & 0xff));
   if (type == shim.device_cpu) return Device::cpu();
   if (type == shim.device_cuda) return Device::cuda(index);
-  throw Error(ErrorKind::kValue,
-              StrCat("expected a cpu or cuda device, got torch device type ", type));
+  if (type == shim.device_meta) return Device::meta();
+  throw Error(ErrorKind::kType,
+              StrCat("expected Device (cpu, cuda or meta), got torch device type ", type));
 }
 
 StableIValue DeviceBits(const TorchShim& shim, Device d) {
-  const int32_t type = d.is_cuda() ? shim.device_cuda : shim.device_cpu;
-  if (!d.is_cuda() && !d.is_cpu()) {
-    throw Error(ErrorKind::kValue, StrCat("expected a cpu or cuda device, got ", d.str()));
-  }
+  const int32_t type = d.is_cuda() ? shim.device_cuda : d.is_meta() ? shim.device_meta
+                                                                    : shim.device_cpu;
+  if (type < 0) throw Error(ErrorKind::kType, StrCat("this torch has no device ", d.str()));
   return (static_cast<uint64_t>(static_cast<uint32_t>(type)) << 32) |
          static_cast<uint64_t>(static_cast<uint32_t>(static_cast<int32_t>(d.index)));
 }

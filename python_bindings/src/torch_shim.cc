@@ -90,6 +90,7 @@ std::unique_ptr<TorchShim> LoadShim(const std::string& path, std::string* why) {
       return nullptr;
     }
   }
+  ReadCode(lib, "aoti_torch_device_type_meta", &s->device_meta);  // optional
   // Layout and MemoryFormat codes: compared, not required (without them, ops with such
   // arguments keep Python kernels).
   const std::pair<const char*, int> enum_codes[] = {

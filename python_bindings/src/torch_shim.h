@@ -85,6 +85,7 @@ struct TorchShim {
   int32_t layout_strided = 0;
   int32_t device_cpu = 0;
   int32_t device_cuda = 1;
+  int32_t device_meta = -1;  // -1 where the shim has no code for it
   const DLPackExchangeAPI* exchange = nullptr;  // torch.Tensor's: the current CUDA stream
 };
 

@@ -180,6 +180,11 @@ def test_lists_strings_and_devices_cross_the_cpp_bridge():
                        match=rf"\[{ns}::lists\] argument 'xs' \(#0\)"):
         op([a, bad, a], [bad, None, a], [1], [1.0], [True], "s", "t", "cpu", [1], [a, bad])
     assert (a._use_count(), bad._use_count()) == uses
+    # A meta device crosses; a device type opreg lacks is refused, naming op and argument.
+    assert op([a], [], [], [], [], "", None, "meta", None, [])[3] == torch.device("meta")
+    with pytest.raises(TypeError, match=rf"\[{ns}::lists\] argument 'dev' \(#7\): expected "
+                                        r"Device"):
+        op([a], [], [], [], [], "", None, torch.device("xpu"), None, [])
     # The same bad item through opreg.ops (the Python kernels' path) is named the same way.
     with pytest.raises((TypeError, ValueError), match=rf"\[{ns}::lists\] argument 'xs' \(#0\)"):
         getattr(getattr(opreg.ops, ns), "lists")([a, bad], [], [], [], [], "", None, "cpu", None,
