@@ -138,14 +138,23 @@ def _bridge_expected():
     return _torch_has_stable_from_blob() and not opreg_torch._kernels.C_BRIDGE_UNAVAILABLE
 
 
+def _bridged_op(schema, kernel):
+    """A new op of `schema` with the CPU kernel `kernel`, as (namespace, Library, torch op);
+    checks that the torch op got the C++ kernel where this torch has the bridge."""
+    ns = f"cpp_bridge_ns{next(_ns)}"
+    lib = opreg.Library(ns, "DEF")
+    lib.define(schema)
+    name = schema.split("(", 1)[0]
+    lib.impl(name, kernel, "CPU")
+    op = getattr(getattr(torch.ops, ns), name)
+    if _bridge_expected():
+        assert f"{ns}::{name}" not in opreg_torch.python_kernels()
+    return ns, lib, op
+
+
 def test_lists_strings_and_devices_cross_the_cpp_bridge():
     # torch's stable ABI carries lists (a list handle of items), strings and devices too, so an op
     # with such arguments and returns gets the C++ kernel; written tensor lists are bumped.
-    ns = f"cpp_bridge_ns{next(_ns)}"
-    lib = opreg.Library(ns, "DEF")
-    lib.define("lists(Tensor[] xs, Tensor?[] ys, int[] sizes, float[] scales, bool[] flags, "
-               "str tag, str? note, Device dev, int[]? maybe, Tensor(a!)[] outs) "
-               "-> (Tensor[], int[], str, Device)")
     seen = {}
 
     def lists(xs, ys, sizes, scales, flags, tag, note, dev, maybe, outs):
@@ -155,10 +164,10 @@ def test_lists_strings_and_devices_cross_the_cpp_bridge():
             np.asarray(o)[...] = 7
         return [np.asarray(a) * 2 for a in xs], list(sizes) + [len(tag)], tag + "!", dev
 
-    lib.impl("lists", lists, "CPU")
-    op = getattr(getattr(torch.ops, ns), "lists")
-    if _bridge_expected():
-        assert f"{ns}::lists" not in opreg_torch.python_kernels()
+    ns, lib, op = _bridged_op(
+        "lists(Tensor[] xs, Tensor?[] ys, int[] sizes, float[] scales, bool[] flags, str tag, "
+        "str? note, Device dev, int[]? maybe, Tensor(a!)[] outs) -> (Tensor[], int[], str, Device)",
+        lists)
     x = torch.ones(3)
     outs = [torch.zeros(2), torch.zeros(1)]
     versions = [o._version for o in outs]
@@ -199,9 +208,6 @@ def test_lists_strings_and_devices_cross_the_cpp_bridge():
 def test_an_op_writing_a_tensor_list_compiles_fullgraph():
     # vLLM's style: `-> ()`, a written Tensor[] and str / int[] arguments; torch's
     # functionalization handles the written list, and eager calls reach the C++ kernel.
-    ns = f"cpp_bridge_ns{next(_ns)}"
-    lib = opreg.Library(ns, "DEF")
-    lib.define("scale_all(Tensor(a!)[] xs, float s, str tag, int[] dims) -> ()")
     seen = []
 
     def scale_all(xs, s, tag, dims):
@@ -209,10 +215,8 @@ def test_an_op_writing_a_tensor_list_compiles_fullgraph():
         for x in xs:
             np.asarray(x)[...] *= s
 
-    lib.impl("scale_all", scale_all, "CPU")
-    op = getattr(getattr(torch.ops, ns), "scale_all")
-    if _bridge_expected():
-        assert f"{ns}::scale_all" not in opreg_torch.python_kernels()
+    _, lib, op = _bridged_op("scale_all(Tensor(a!)[] xs, float s, str tag, int[] dims) -> ()",
+                             scale_all)
 
     def f(a, b):
         op([a, b], 2.0, "kv", [1, 2])
@@ -228,14 +232,9 @@ def test_an_op_writing_a_tensor_list_compiles_fullgraph():
 
 def test_optional_returns_cross_the_cpp_bridge():
     # A `T?` return is None or a box torch frees (made with torch's own allocator).
-    ns = f"cpp_bridge_ns{next(_ns)}"
-    lib = opreg.Library(ns, "DEF")
-    lib.define("maybe(Tensor x, bool give) -> (Tensor?, int?, int[]?, str?)")
-    lib.impl("maybe", lambda x, give: (np.asarray(x) * 3, 4, [1, 2], "s") if give
-             else (None, None, None, None), "CPU")
-    op = getattr(getattr(torch.ops, ns), "maybe")
-    if _bridge_expected():
-        assert f"{ns}::maybe" not in opreg_torch.python_kernels()
+    _, lib, op = _bridged_op(
+        "maybe(Tensor x, bool give) -> (Tensor?, int?, int[]?, str?)",
+        lambda x, give: (np.asarray(x) * 3, 4, [1, 2], "s") if give else (None, None, None, None))
     t, *rest = op(torch.ones(2), True)
     torch.testing.assert_close(t, torch.full((2,), 3.0))
     assert rest == [4, [1, 2], "s"]
@@ -250,13 +249,9 @@ def test_optional_returns_cross_the_cpp_bridge():
 def test_layout_and_memory_format_cross_as_torch_codes():
     # Layout and MemoryFormat travel as torch's codes (the ones opreg's IValue holds), through
     # the C++ kernel; opreg.ops takes torch's objects and names too.
-    ns = f"cpp_bridge_ns{next(_ns)}"
-    lib = opreg.Library(ns, "DEF")
-    lib.define("codes(Tensor x, Layout layout, MemoryFormat? mf=None) -> (Layout, MemoryFormat)")
-    lib.impl("codes", lambda x, layout, mf: (layout, 0 if mf is None else mf), "CPU")
-    op = getattr(getattr(torch.ops, ns), "codes")
-    if _bridge_expected():
-        assert f"{ns}::codes" not in opreg_torch.python_kernels()
+    ns, lib, op = _bridged_op(
+        "codes(Tensor x, Layout layout, MemoryFormat? mf=None) -> (Layout, MemoryFormat)",
+        lambda x, layout, mf: (layout, 0 if mf is None else mf))
     x = torch.ones(2)
     # torch.ops gives these back as codes, as it does for aten ops' Layout returns.
     assert op(x, torch.strided) == (0, 0)
