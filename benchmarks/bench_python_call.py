@@ -13,6 +13,11 @@ No-op ops with 1 and 3 tensor arguments, all in the same run:
 - when apache-tvm-ffi is installed (PyPI): its C++ no-op function `testing.nop` with torch
   and NumPy arguments.
 
+With torch and the native ops, two more sections: an op with a return (`mul`) in its
+functional, out and in-place forms against the native op, in grad mode, no_grad and
+inference_mode; and a `-> ()` op in vLLM's argument style (a tensor, a `str`, an `int[]` of 4)
+through opreg.torch, as a native TORCH_LIBRARY op and as a STABLE_TORCH_LIBRARY op.
+
 With `--device cuda` every tensor is a CUDA tensor (opreg.Tensor rows hold torch's CUDA memory;
 the NumPy rows are left out): the same calls, plus the stream lookup a CUDA call makes.
 
@@ -122,6 +127,8 @@ _NATIVE_SOURCE = r"""
 namespace {
 void noop1(const at::Tensor&) {}
 void noop3(const at::Tensor&, const at::Tensor&, const at::Tensor&) {}
+// vLLM's argument style: a tensor, a name (kv-cache dtype) and sizes.
+void noop_args(const at::Tensor&, c10::string_view, at::IntArrayRef) {}
 // A functional op with a return, no autograd kernel: what a libtorch library's `mul` is.
 at::Tensor mul(const at::Tensor& a, const at::Tensor& b) { return a * b; }
 // Its out form, as libtorch's `mul.out`.
@@ -135,6 +142,7 @@ at::Tensor& mul_(at::Tensor& self, const at::Tensor& other) { return self.mul_(o
 TORCH_LIBRARY(bench_native, m) {
   m.def("noop1(Tensor a) -> ()");
   m.def("noop3(Tensor a, Tensor b, Tensor c) -> ()");
+  m.def("noop_args(Tensor a, str tag, int[] dims) -> ()");
   m.def("mul(Tensor a, Tensor b) -> Tensor");
   m.def("mul.out(Tensor a, Tensor b, *, Tensor(a!) out) -> Tensor(a!)");
   m.def("mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
@@ -143,6 +151,7 @@ TORCH_LIBRARY(bench_native, m) {
 TORCH_LIBRARY_IMPL(bench_native, CPU, m) {
   m.impl("noop1", &noop1);
   m.impl("noop3", &noop3);
+  m.impl("noop_args", &noop_args);
   m.impl("mul", &mul);
   m.impl("mul.out", &mul_out);
   m.impl("mul_", &mul_);
@@ -151,6 +160,7 @@ TORCH_LIBRARY_IMPL(bench_native, CPU, m) {
 TORCH_LIBRARY_IMPL(bench_native, CUDA, m) {
   m.impl("noop1", &noop1);
   m.impl("noop3", &noop3);
+  m.impl("noop_args", &noop_args);
   m.impl("mul", &mul);
   m.impl("mul.out", &mul_out);
   m.impl("mul_", &mul_);
@@ -165,24 +175,31 @@ _STABLE_SOURCE = r"""
 #include <torch/csrc/stable/library.h>
 #include <torch/csrc/stable/tensor.h>
 
+#include <string>
+#include <vector>
+
 namespace {
 void noop1(torch::stable::Tensor) {}
 void noop3(torch::stable::Tensor, torch::stable::Tensor, torch::stable::Tensor) {}
+void noop_args(torch::stable::Tensor, std::string, std::vector<int64_t>) {}
 }  // namespace
 
 STABLE_TORCH_LIBRARY(bench_stable, m) {
   m.def("noop1(Tensor a) -> ()");
   m.def("noop3(Tensor a, Tensor b, Tensor c) -> ()");
+  m.def("noop_args(Tensor a, str tag, int[] dims) -> ()");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(bench_stable, CPU, m) {
   m.impl("noop1", TORCH_BOX(&noop1));
   m.impl("noop3", TORCH_BOX(&noop3));
+  m.impl("noop_args", TORCH_BOX(&noop_args));
 }
 
 STABLE_TORCH_LIBRARY_IMPL(bench_stable, CUDA, m) {
   m.impl("noop1", TORCH_BOX(&noop1));
   m.impl("noop3", TORCH_BOX(&noop3));
+  m.impl("noop_args", TORCH_BOX(&noop_args));
 }
 """
 
@@ -235,6 +252,37 @@ _COMPARISONS = [
      "torch.ops, native STABLE_TORCH_LIBRARY C++ op (cpp_extension)",
      "torch.ops, native TORCH_LIBRARY C++ op (cpp_extension)", None),
 ]
+
+
+def measure_list_and_str_args(native: Any, stable: Optional[Any], tx: Any, iters: int,
+                              repeats: int) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
+    """A `-> ()` op with vLLM's argument style, `noop_args(Tensor a, str tag, int[] dims)`
+    called with ("auto", [16, 32, 64, 128]): through opreg.torch (the bridge converts the string
+    and the list through torch's stable ABI), as a native TORCH_LIBRARY op and as a
+    STABLE_TORCH_LIBRARY op, timed together. Rows carry `ns_args`; the comparisons are for
+    scale (no target)."""
+    import torch
+
+    call_args = (tx, "auto", [16, 32, 64, 128])
+    ops = [("torch.ops._opreg_test.noop_args via opreg.torch", torch.ops._opreg_test.noop_args),
+           ("torch.ops, native TORCH_LIBRARY noop_args", native.noop_args)]
+    if stable is not None:
+        ops.append(("torch.ops, native STABLE_TORCH_LIBRARY noop_args", stable.noop_args))
+    t = measure_rounds([(op, call_args) for _, op in ops], [list(range(len(ops)))], iters,
+                       repeats)
+    rows = [{"case": name, "ns_args": min(times["op"]) / iters,
+             "rounds_ns_args": [v / iters for v in times["op"]]}
+            for (name, _), times in zip(ops, t)]
+    comparisons = []
+    for i, peer in ((1, "native TORCH_LIBRARY op"), (2, "native STABLE_TORCH_LIBRARY op")):
+        if i < len(ops):
+            comparisons.append({
+                "comparison": f"str + int[] args op via opreg.torch / {peer}",
+                "target_at_most": None,
+                "best_ratio_1": min(t[0]["op"]) / min(t[i]["op"]),
+                "median_ratio_1": statistics.median(a / b for a, b in zip(t[0]["op"],
+                                                                          t[i]["op"]))})
+    return rows, comparisons
 
 
 def measure_functional(native: Any, tx: Any, ty: Any, iters: int,
@@ -430,6 +478,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             _native_torch_ops(), tx, ty, args.iters, args.repeats)
         rows += functional_rows
         comparisons += functional_comparisons
+        args_rows, args_comparisons = measure_list_and_str_args(
+            _native_torch_ops(), _stable_torch_ops(), tx, args.iters, args.repeats)
+        rows += args_rows
+        comparisons += args_comparisons
 
     w = max(len(r["case"]) for r in rows)
     print(f"per-call time, ns (best of {args.repeats} rounds of {args.iters} calls, every row "
@@ -438,7 +490,7 @@ def main(argv: Optional[List[str]] = None) -> int:
           f"apache-tvm-ffi {tvm_ffi_version or 'not installed'}")
     print(f"{'case':<{w}}  {'1 tensor':>9}  {'3 tensors':>9}")
     for r in rows:
-        if "ns_2_tensors" in r:
+        if "ns_2_tensors" in r or "ns_args" in r:
             continue
         three = f"{r['ns_3_tensors']:9.0f}" if "ns_3_tensors" in r else f"{'-':>9}"
         print(f"{r['case']:<{w}}  {r['ns_1_tensor']:9.0f}  {three}")
@@ -448,6 +500,12 @@ def main(argv: Optional[List[str]] = None) -> int:
               "elements), ns per call")
         for r in functional:
             print(f"{r['case']:<{w}}  {r['ns_2_tensors']:9.0f}")
+    with_args = [r for r in rows if "ns_args" in r]
+    if with_args:
+        print("\na -> () op with a tensor, a str and an int[] of 4 (vLLM's argument style), ns per "
+              "call")
+        for r in with_args:
+            print(f"{r['case']:<{w}}  {r['ns_args']:9.0f}")
     if comparisons:
         print("\ntargets: ratio of the best rounds (median of the per-round ratios)")
         w = max(len(c["comparison"]) for c in comparisons)

@@ -3,7 +3,9 @@
 // from C++).
 #include <optional>
 #include <sstream>
+#include <string_view>
 
+#include "absl/types/span.h"
 #include "module_internal.h"
 #include "opreg/core/error.h"
 #include "opreg/core/tensor_factories.h"
@@ -16,6 +18,8 @@ namespace opreg::python {
 namespace {
 
 void Noop1(const Tensor&) {}
+// vLLM's argument style (a kv-cache dtype name, block sizes): the bench's list/str row.
+void NoopArgs(const Tensor&, std::string_view, absl::Span<const int64_t>) {}
 void Noop3(const Tensor&, const Tensor&, const Tensor&) {}
 
 // C++ composite: calls `op` (a unary Tensor -> Tensor op) through a typed handle, then adds 0 by
@@ -192,6 +196,7 @@ void InitIntrospection(py::module_& m) {
         Library& lib = *TestLibrary();
         lib.def("noop1(Tensor a) -> ()");
         lib.def("noop3(Tensor a, Tensor b, Tensor c) -> ()");
+        lib.def("noop_args(Tensor a, str tag, int[] dims) -> ()");
         lib.def("apply_twice(str op, Tensor x) -> Tensor");
         lib.def("scale(Tensor x, float alpha=2., *, int repeat=1) -> Tensor");
         lib.def("raise_error(Tensor x, int kind) -> Tensor");
@@ -205,6 +210,7 @@ void InitIntrospection(py::module_& m) {
         Library& cpu = *TestLibraryCpu();
         cpu.impl("noop1", &Noop1);
         cpu.impl("noop3", &Noop3);
+        cpu.impl("noop_args", &NoopArgs);
         TestLibraryCuda()->impl("noop1", &Noop1);
         TestLibraryCuda()->impl("noop3", &Noop3);
         lib.impl("apply_twice", &ApplyTwice);  // composite: every backend

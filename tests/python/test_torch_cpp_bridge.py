@@ -375,3 +375,17 @@ def test_an_in_place_op_of_a_cpp_library_returns_the_callers_tensor_and_bumps_it
     assert grid.tolist() == [[0, -1, -2, 3], [4, -5, -6, 7], [8, -9, -10, 11]]
     with pytest.raises(ValueError, match=r"\[_opreg_test::mul_\] mul_: expected float32 tensors"):
         op(x, torch.ones(3))
+
+
+def test_a_cpp_kernel_with_str_and_int_list_arguments_is_reached_through_torch_ops():
+    # _opreg_test::noop_args (bench_python_call.py's vLLM-style row): a C++ kernel taking
+    # std::string_view and a span of int64, reached with no Python kernel.
+    opreg._C._load_test_ops()
+    opreg_torch.sync()
+    if _bridge_expected():
+        assert "_opreg_test::noop_args" not in opreg_torch.python_kernels()
+    x = torch.ones(2)
+    assert torch.ops._opreg_test.noop_args(x, "auto", [16, 32]) is None
+    assert opreg.ops._opreg_test.noop_args(x, "fp8", []) is None
+    with pytest.raises((TypeError, RuntimeError), match=r"dims"):
+        torch.ops._opreg_test.noop_args(x, "auto", ["a"])
