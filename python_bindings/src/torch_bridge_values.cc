@@ -46,6 +46,29 @@ std::vector<StableIValue> TakeItems(const TorchShim& shim, StableIValue v) {
   return items;
 }
 
+// The items of an owned list of one-word values (which own nothing) as a vector of T, each
+// converted by `convert`; the list is deleted either way. One pass, no intermediate vector: a
+// list of sizes is the common list argument.
+template <class T, class F>
+std::vector<T> TakeWords(const TorchShim& shim, StableIValue v, F convert) {
+  auto list = reinterpret_cast<StableListHandle>(v);
+  if (list == nullptr) throw Error(ErrorKind::kRuntime, "torch passed a null list handle");
+  size_t n = 0;
+  std::vector<T> out;
+  TorchError err = shim.list_size(list, &n);
+  if (err == 0) {
+    out.resize(n);
+    for (size_t i = 0; i < n && err == 0; ++i) {
+      StableIValue x = 0;
+      err = shim.list_get_item(list, i, &x);
+      out[i] = convert(x);
+    }
+  }
+  shim.delete_list(list);
+  CheckShim(err, "reading a list");
+  return out;
+}
+
 // An owned string handle as a string; the handle is deleted either way.
 std::string TakeString(const TorchShim& shim, StableIValue v) {
   auto handle = reinterpret_cast<StringHandle>(v);
@@ -71,34 +94,21 @@ Device DeviceFromBits(const TorchShim& shim, StableIValue v) {
 }
 
 StableIValue DeviceBits(const TorchShim& shim, Device d) {
-  const int32_t type = d.is_cuda() ? shim.device_cuda : d.is_meta() ? shim.device_meta
-                                                                    : shim.device_cpu;
+  const int32_t type = d.is_cuda()   ? shim.device_cuda
+                       : d.is_meta() ? shim.device_meta
+                                     : shim.device_cpu;
   if (type < 0) throw Error(ErrorKind::kType, StrCat("this torch has no device ", d.str()));
   return (static_cast<uint64_t>(static_cast<uint32_t>(type)) << 32) |
          static_cast<uint64_t>(static_cast<uint32_t>(static_cast<int32_t>(d.index)));
 }
 
-// The items of a list argument as the opreg list of their kind. `*done` counts the items
-// consumed so far (converted, or freed by a failed conversion).
+// The items of a list of strings or tensors as the opreg list of their kind (lists of one-word
+// values take TakeWords instead). `*done` counts the items consumed so far (converted, or freed
+// by a failed conversion).
 IValue ListFromItems(const TorchShim& shim, const std::vector<StableIValue>& items,
                      const ValueSlot& slot, TensorImport import_tensor, size_t* done) {
   const size_t n = items.size();
   switch (slot.kind) {
-    case Kind::kInt: {
-      std::vector<int64_t> v(n);
-      for (; *done < n; ++*done) v[*done] = static_cast<int64_t>(items[*done]);
-      return IValue(std::move(v));
-    }
-    case Kind::kFloat: {
-      std::vector<double> v(n);
-      for (; *done < n; ++*done) std::memcpy(&v[*done], &items[*done], sizeof(double));
-      return IValue(std::move(v));
-    }
-    case Kind::kBool: {
-      std::vector<bool> v(n);
-      for (; *done < n; ++*done) v[*done] = (items[*done] & 0xff) != 0;
-      return IValue(std::move(v));
-    }
     case Kind::kString: {
       std::vector<std::string> v;
       v.reserve(n);
@@ -233,6 +243,21 @@ IValue CompoundFromStable(const TorchShim& shim, StableIValue v, const ValueSlot
   if (!slot.list) {
     if (slot.kind == Kind::kString) return IValue(TakeString(shim, v));
     return IValue(DeviceFromBits(shim, v));  // kDevice: the only other compound kind
+  }
+  switch (slot.kind) {
+    case Kind::kInt:
+      return IValue(
+          TakeWords<int64_t>(shim, v, [](StableIValue x) { return static_cast<int64_t>(x); }));
+    case Kind::kFloat:
+      return IValue(TakeWords<double>(shim, v, [](StableIValue x) {
+        double d;
+        std::memcpy(&d, &x, sizeof d);
+        return d;
+      }));
+    case Kind::kBool:
+      return IValue(TakeWords<bool>(shim, v, [](StableIValue x) { return (x & 0xff) != 0; }));
+    default:
+      break;
   }
   const std::vector<StableIValue> items = TakeItems(shim, v);
   size_t done = 0;
