@@ -494,18 +494,15 @@ def main(argv: Optional[List[str]] = None) -> int:
             continue
         three = f"{r['ns_3_tensors']:9.0f}" if "ns_3_tensors" in r else f"{'-':>9}"
         print(f"{r['case']:<{w}}  {r['ns_1_tensor']:9.0f}  {three}")
-    functional = [r for r in rows if "ns_2_tensors" in r]
-    if functional:
-        print("\nan op with a return, functional, out and in-place forms, 2 tensors (mul of 4 "
-              "elements), ns per call")
-        for r in functional:
-            print(f"{r['case']:<{w}}  {r['ns_2_tensors']:9.0f}")
-    with_args = [r for r in rows if "ns_args" in r]
-    if with_args:
-        print("\na -> () op with a tensor, a str and an int[] of 4 (vLLM's argument style), ns per "
-              "call")
-        for r in with_args:
-            print(f"{r['case']:<{w}}  {r['ns_args']:9.0f}")
+    for key, title in (("ns_2_tensors", "an op with a return, functional, out and in-place "
+                                        "forms, 2 tensors (mul of 4 elements), ns per call"),
+                       ("ns_args", "a -> () op with a tensor, a str and an int[] of 4 (vLLM's "
+                                   "argument style), ns per call")):
+        section = [r for r in rows if key in r]
+        if section:
+            print(f"\n{title}")
+            for r in section:
+                print(f"{r['case']:<{w}}  {r[key]:9.0f}")
     if comparisons:
         print("\ntargets: ratio of the best rounds (median of the per-round ratios)")
         w = max(len(c["comparison"]) for c in comparisons)
