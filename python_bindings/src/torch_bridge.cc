@@ -16,7 +16,6 @@
 
 #include <array>
 #include <atomic>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -242,9 +241,9 @@ StableIValue ToStable(IValue v, const ValueSlot& slot, const BridgedOp& b, size_
   }
   if (IsWord(slot)) return WordToStable(v, slot.kind);
   try {
-    return CompoundToStable(
-        *g_shim, v, slot, [&](const Tensor& t) { return TensorToStable(t, b, index, arguments); },
-        StrCat("[", b.op.operator_name().str(), "] return #", index));
+    return CompoundToStable(*g_shim, v, slot, [&](const Tensor& t) {
+      return TensorToStable(t, b, index, arguments);
+    });
   } catch (const Error& e) {
     RethrowNamed(e, b, StrCat("return #", index));
   }

@@ -69,6 +69,13 @@ std::vector<T> TakeWords(const TorchShim& shim, StableIValue v, F convert) {
   return out;
 }
 
+// A new owned string handle holding `s`.
+StableIValue NewString(const TorchShim& shim, const std::string& s) {
+  StringHandle h = nullptr;
+  CheckShim(shim.new_string(s.data(), s.size(), &h), "torch_new_string_handle");
+  return reinterpret_cast<StableIValue>(h);
+}
+
 // An owned string handle as a string; the handle is deleted either way.
 std::string TakeString(const TorchShim& shim, StableIValue v) {
   auto handle = reinterpret_cast<StringHandle>(v);
@@ -271,24 +278,20 @@ IValue CompoundFromStable(const TorchShim& shim, StableIValue v, const ValueSlot
 }
 
 StableIValue CompoundToStable(const TorchShim& shim, const IValue& v, const ValueSlot& slot,
-                              TensorExport export_tensor, const std::string& what) {
+                              TensorExport export_tensor) {
   if (!slot.list) {
     if (slot.kind == Kind::kDevice) {
       if (!v.isString()) return DeviceBits(shim, v.toDevice());
       // A Python kernel returns a device as its text, as opreg gives devices to Python.
       absl::StatusOr<Device> d = Device::Parse(v.toStringRef());
       if (!d.ok()) {
-        throw Error(ErrorKind::kValue,
-                    StrCat(what, ": expected a device, got '", v.toStringRef(), "'"));
+        throw Error(ErrorKind::kValue, StrCat("expected a device, got '", v.toStringRef(), "'"));
       }
       return DeviceBits(shim, *d);
     }
-    const std::string& s = v.toStringRef();
-    StringHandle h = nullptr;
-    CheckShim(shim.new_string(s.data(), s.size(), &h), "torch_new_string_handle");
-    return reinterpret_cast<StableIValue>(h);
+    return NewString(shim, v.toStringRef());
   }
-  if (!v.isList()) throw Error(ErrorKind::kRuntime, StrCat(what, " is not a list"));
+  if (!v.isList()) throw Error(ErrorKind::kRuntime, "expected a list");
   StableListHandle list = nullptr;
   const ValueSlot item{slot.kind};
   auto push = [&](StableIValue x) {
@@ -304,23 +307,23 @@ StableIValue CompoundToStable(const TorchShim& shim, const IValue& v, const Valu
         for (const Tensor& t : v.toTensorList()) push(export_tensor(t));
         break;
       case Kind::kInt:
-        for (int64_t x : v.toIntList()) push(WordToStable(IValue(x), Kind::kInt));
+        for (int64_t x : v.toIntList()) push(static_cast<StableIValue>(x));
         break;
       case Kind::kFloat:
-        for (double x : v.toDoubleList()) push(WordToStable(IValue(x), Kind::kFloat));
+        for (double x : v.toDoubleList()) {
+          StableIValue bits;
+          std::memcpy(&bits, &x, sizeof x);
+          push(bits);
+        }
         break;
       case Kind::kBool:
         for (bool x : v.toBoolList()) push(x ? 1 : 0);
         break;
       case Kind::kString:
-        for (const std::string& s : v.toStringList()) {
-          StringHandle h = nullptr;
-          CheckShim(shim.new_string(s.data(), s.size(), &h), "torch_new_string_handle");
-          push(reinterpret_cast<StableIValue>(h));
-        }
+        for (const std::string& s : v.toStringList()) push(NewString(shim, s));
         break;
       default:
-        throw Error(ErrorKind::kRuntime, StrCat(what, ": a list of this kind is not carried"));
+        throw Error(ErrorKind::kRuntime, "a list of this kind is not carried");
     }
   } catch (...) {
     Discard(shim, reinterpret_cast<StableIValue>(list), ValueSlot{slot.kind, false, true});

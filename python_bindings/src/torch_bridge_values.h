@@ -85,9 +85,10 @@ using TensorExport = absl::FunctionRef<StableIValue(const Tensor&)>;
 IValue CompoundFromStable(const TorchShim& shim, StableIValue v, const ValueSlot& slot,
                           TensorImport import_tensor);
 
-// A string, device or list return as an owned StableIValue; `what` names it in errors.
+// A string, device or list return as an owned StableIValue (errors do not name the op: the
+// caller adds it).
 StableIValue CompoundToStable(const TorchShim& shim, const IValue& v, const ValueSlot& slot,
-                              TensorExport export_tensor, const std::string& what);
+                              TensorExport export_tensor);
 
 // Frees what an unconverted value owns (its box included when `slot.optional`).
 void Discard(const TorchShim& shim, StableIValue v, const ValueSlot& slot);
