@@ -12,6 +12,8 @@
 #include "opreg/dispatch/run_meta_function.h"
 #include "opreg/dispatch/symmetric_memory_hooks.h"
 
+#include "checked_once_scope.h"
+
 namespace opreg {
 namespace {
 
@@ -131,8 +133,11 @@ KernelFunction MakeOutResolutionKernel(const OperatorEntry* functional, const Op
             std::make_move_iterator(stack->end()));
         stack->resize(stack->size() - n);
 
-        // Sizes from the meta function; one fresh buffer per output on the call's device.
-        Stack specs = RunMetaFunction(OperatorHandle(functional), args.data(), n);
+        // Sizes from the meta function; one fresh buffer per output on the call's device. The
+        // scope lets the out kernel skip what the meta function checked (checked_once.h).
+        internal::CheckedOnceScope once;
+        Stack specs =
+            internal::RunMetaFunctionFor(OperatorHandle(functional), args.data(), n, &once);
         const Device device = CallDevice(def, args.data());
         // Only ops with a group (a `str group_name` argument) can have symmetric outs, which
         // come from that group's symmetric heap; other ops skip the lookup entirely.
@@ -160,6 +165,7 @@ KernelFunction MakeOutResolutionKernel(const OperatorEntry* functional, const Op
         AppendOutVariantStack(link, out_op.schema(), absl::MakeSpan(args), outs, out_stack);
         try {
           // `outs` were made just above, the other arguments are the functional call's.
+          if (out->definition() == linked) once.Arm(out_stack->data(), out_stack->size());
           out_op.CallBoxedPreparedWithFreshOuts(out_stack, device.type, linked);
           CheckOutVariantResults(out_op, link, *out_stack, outs);
         } catch (const Error& e) {

@@ -6,6 +6,8 @@
 #include "opreg/core/recycled_tensors.h"
 #include "opreg/core/tensor_factories.h"
 
+#include "checked_once_scope.h"
+
 namespace opreg {
 namespace {
 
@@ -49,6 +51,13 @@ Stack RunMetaFunction(const OperatorHandle& op, const Stack& arguments) {
 }
 
 Stack RunMetaFunction(const OperatorHandle& op, const IValue* arguments, size_t n) {
+  return internal::RunMetaFunctionFor(op, arguments, n, nullptr);
+}
+
+namespace internal {
+
+Stack RunMetaFunctionFor(const OperatorHandle& op, const IValue* arguments, size_t n,
+                         CheckedOnceScope* once) {
   const KernelFunction* meta = op.entry().kernel(DispatchKey::kMeta);
   OPREG_CHECK_NOT_IMPLEMENTED(
       meta != nullptr, "[", op.operator_name().str(),
@@ -60,7 +69,9 @@ Stack RunMetaFunction(const OperatorHandle& op, const IValue* arguments, size_t 
   Stack stack;
   stack.reserve(n);
   for (size_t i = 0; i < n; ++i) stack.push_back(ToMetaIn(arguments[i], &meta_copies));
+  if (once != nullptr) once->BeginMeta(stack.data(), stack.size());
   meta->CallBoxed(op, &stack);
+  if (once != nullptr) once->EndMeta(stack.data(), stack.size());
   const FunctionSchema& schema = op.schema();
   OPREG_CHECK(stack.size() == schema.returns().size(), "[", op.operator_name().str(),
               "] the meta function returned ", stack.size(), " values but the schema declares ",
@@ -74,6 +85,8 @@ Stack RunMetaFunction(const OperatorHandle& op, const IValue* arguments, size_t 
   }
   return stack;
 }
+
+}  // namespace internal
 
 bool HasDataDependentOutput(const OpDefinition& def) {
   return std::any_of(def.tags.begin(), def.tags.end(), [](const std::string& t) {

@@ -5,11 +5,15 @@
 #include <optional>
 #include <tuple>
 
+#include "checked_once_tags.h"
 #include "opreg/dispatch/library.h"
 #include "opreg/ops/shape_inference.h"
 
 namespace opreg::ops {
 namespace {
+
+using internal::CheckedOp;
+using internal::Vouched;
 
 Tensor Make(const TensorMeta& m) { return EmptyFor(m, Device::meta()); }
 std::tuple<Tensor, Tensor> Make2(const std::array<TensorMeta, 2>& m) {
@@ -17,32 +21,38 @@ std::tuple<Tensor, Tensor> Make2(const std::array<TensorMeta, 2>& m) {
 }
 
 Tensor AddMeta(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return Make(InferAdd("opreg::add", self, other, alpha));
+  return Vouched(CheckedOp::kAdd, {&self, &other},
+                 Make(InferAdd("opreg::add", self, other, alpha)));
 }
 Tensor MulMeta(const Tensor& self, const Tensor& other) {
-  return Make(InferMul("opreg::mul", self, other));
+  return Vouched(CheckedOp::kMul, {&self, &other}, Make(InferMul("opreg::mul", self, other)));
 }
 std::tuple<Tensor, Tensor> SplitAddMeta(const Tensor& x, const Tensor& y) {
-  return Make2(InferSplitAdd("opreg::split_add", x, y));
+  return Vouched(CheckedOp::kSplitAdd, {&x, &y}, Make2(InferSplitAdd("opreg::split_add", x, y)));
 }
 Tensor RmsNormMeta(const Tensor& input, const Tensor& weight, double eps) {
-  return Make(InferRmsNorm("opreg::rms_norm", input, weight, eps));
+  return Vouched(CheckedOp::kRmsNorm, {&input, &weight},
+                 Make(InferRmsNorm("opreg::rms_norm", input, weight, eps)));
 }
 void FusedAddRmsNormMeta(Tensor& input, Tensor& residual, const Tensor& weight, double eps) {
   CheckFusedAddRmsNorm("opreg::fused_add_rms_norm_", input, residual, weight, eps);
 }
-Tensor SiluAndMulMeta(const Tensor& x) { return Make(InferSiluAndMul("opreg::silu_and_mul", x)); }
+Tensor SiluAndMulMeta(const Tensor& x) {
+  return Vouched(CheckedOp::kSiluAndMul, {&x}, Make(InferSiluAndMul("opreg::silu_and_mul", x)));
+}
 std::tuple<Tensor, Tensor> PerTokenQuantMeta(const Tensor& x, DType dtype) {
-  return Make2(InferPerTokenQuant("opreg::per_token_quant", x, dtype));
+  return Vouched(CheckedOp::kPerTokenQuant, {&x},
+                 Make2(InferPerTokenQuant("opreg::per_token_quant", x, dtype)));
 }
 std::tuple<Tensor, Tensor> TopkMeta(const Tensor& x, int64_t k, int64_t dim, bool largest) {
-  return Make2(InferTopk("opreg::topk", x, k, dim, largest));
+  return Vouched(CheckedOp::kTopk, {&x}, Make2(InferTopk("opreg::topk", x, k, dim, largest)));
 }
 Tensor SoftmaxMeta(const Tensor& x, int64_t dim) {
-  return Make(InferSoftmax("opreg::softmax", x, dim));
+  return Vouched(CheckedOp::kSoftmax, {&x}, Make(InferSoftmax("opreg::softmax", x, dim)));
 }
 Tensor LinearMeta(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias) {
-  return Make(InferLinear("opreg::linear", x, weight, bias));
+  return Vouched(CheckedOp::kLinear, {&x, &weight, bias ? &*bias : nullptr},
+                 Make(InferLinear("opreg::linear", x, weight, bias)));
 }
 
 // Meta kernels of the `.out` ops: validate (devices against the first input's) and return the

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "checked_once_tags.h"
 #include "opreg/core/error.h"
 #include "opreg/core/string_util.h"
 #include "opreg/core/tensor_factories.h"
@@ -22,7 +23,9 @@ void CheckEps(std::string_view op, int index, double eps) {
                     ArgErrorMessage(op, "eps", index, "a finite value >= 0", StrCat(eps)));
 }
 
-TensorMeta Same(const Tensor& t) { return {DimVector(t.sizes().begin(), t.sizes().end()), t.dtype()}; }
+TensorMeta Same(const Tensor& t) {
+  return {DimVector(t.sizes().begin(), t.sizes().end()), t.dtype()};
+}
 
 TensorMeta InferBinary(std::string_view op, const Tensor& self, const Tensor& other,
                        std::string_view a, std::string_view b) {
@@ -40,9 +43,9 @@ Tensor EmptyFor(const TensorMeta& meta, Device device) {
 
 TensorMeta InferAdd(std::string_view op, const Tensor& self, const Tensor& other,
                     const Scalar& alpha) {
-  OPREG_CHECK_TYPE(alpha.isIntegral() || alpha.isFloatingPoint(),
-                   ArgErrorMessage(op, "alpha", 2, "an int or float",
-                                   alpha.isBoolean() ? "bool" : "complex"));
+  OPREG_CHECK_TYPE(
+      alpha.isIntegral() || alpha.isFloatingPoint(),
+      ArgErrorMessage(op, "alpha", 2, "an int or float", alpha.isBoolean() ? "bool" : "complex"));
   return InferBinary(op, self, other, "self", "other");
 }
 
@@ -115,9 +118,8 @@ std::array<TensorMeta, 2> InferTopk(std::string_view op, const Tensor& x, int64_
   CheckMinDim(op, "x", 0, x, 1);
   const int64_t d = WrapDim(op, "dim", 2, dim, x.dim());
   const int64_t n = x.size(d);
-  OPREG_CHECK_VALUE(k >= 0 && k <= n, ArgErrorMessage(op, "k", 1,
-                                                      StrCat("a value in [0, ", n, "]"),
-                                                      StrCat(k)));
+  OPREG_CHECK_VALUE(k >= 0 && k <= n,
+                    ArgErrorMessage(op, "k", 1, StrCat("a value in [0, ", n, "]"), StrCat(k)));
   TensorMeta v = Same(x);
   v.sizes[d] = k;
   TensorMeta i = v;
@@ -139,9 +141,9 @@ TensorMeta InferLinear(std::string_view op, const Tensor& x, const Tensor& weigh
   CheckMinDim(op, "x", 0, x, 1);
   CheckLike(op, {"weight", 1, &weight}, nx);
   const int64_t k = x.size(-1);
-  OPREG_CHECK_VALUE(weight.dim() == 2 && weight.size(1) == k,
-                    ArgErrorMessage(op, "weight", 1, StrCat("shape [N, ", k, "]"),
-                                    ShapeString(weight.sizes())));
+  OPREG_CHECK_VALUE(
+      weight.dim() == 2 && weight.size(1) == k,
+      ArgErrorMessage(op, "weight", 1, StrCat("shape [N, ", k, "]"), ShapeString(weight.sizes())));
   const int64_t n = weight.size(0);
   if (bias && bias->defined()) {
     CheckLike(op, {"bias", 2, &*bias}, nx);
@@ -153,6 +155,10 @@ TensorMeta InferLinear(std::string_view op, const Tensor& x, const Tensor& weigh
 }
 
 // ---- `.out` validation ----
+// Each checks the inputs' devices (which a meta function, run on meta copies, cannot see), then
+// the rest; the rest is skipped when out resolution runs the `.out` kernel for a functional call
+// whose meta function, the built-in one, has just checked the same tensors and sized the fresh
+// outs (checked_once.h), so that a functional call's arguments are checked once.
 
 namespace {
 void CheckOn(std::string_view op, std::initializer_list<NamedTensor> args, Device device) {
@@ -162,10 +168,11 @@ void CheckOn(std::string_view op, std::initializer_list<NamedTensor> args, Devic
 }
 }  // namespace
 
-void CheckAddOut(std::string_view op, const Tensor& self, const Tensor& other,
-                 const Scalar& alpha, const Tensor& out, Device device) {
+void CheckAddOut(std::string_view op, const Tensor& self, const Tensor& other, const Scalar& alpha,
+                 const Tensor& out, Device device) {
   const NamedTensor s{"self", 0, &self}, o{"other", 1, &other};
   CheckOn(op, {s, o}, device);
+  if (internal::CheckedByMeta(internal::CheckedOp::kAdd, {&self, &other, &out})) return;
   const TensorMeta m = InferAdd(op, self, other, alpha);
   CheckOut(op, "out", 3, out, m.sizes, m.dtype, device);
   CheckNoAlias(op, "out", 3, out, {s, o});
@@ -175,6 +182,7 @@ void CheckMulOut(std::string_view op, const Tensor& self, const Tensor& other, c
                  Device device) {
   const NamedTensor s{"self", 0, &self}, o{"other", 1, &other};
   CheckOn(op, {s, o}, device);
+  if (internal::CheckedByMeta(internal::CheckedOp::kMul, {&self, &other, &out})) return;
   const TensorMeta m = InferMul(op, self, other);
   CheckOut(op, "out", 2, out, m.sizes, m.dtype, device);
   CheckNoAlias(op, "out", 2, out, {s, o});
@@ -184,6 +192,7 @@ void CheckSplitAddOut(std::string_view op, const Tensor& x, const Tensor& y, con
                       const Tensor& out1, Device device) {
   const NamedTensor nx{"x", 0, &x}, ny{"y", 1, &y};
   CheckOn(op, {nx, ny}, device);
+  if (internal::CheckedByMeta(internal::CheckedOp::kSplitAdd, {&x, &y, &out0, &out1})) return;
   const auto m = InferSplitAdd(op, x, y);
   CheckOut(op, "out0", 2, out0, m[0].sizes, m[0].dtype, device);
   CheckOut(op, "out1", 3, out1, m[1].sizes, m[1].dtype, device);
@@ -195,6 +204,7 @@ void CheckRmsNormOut(std::string_view op, const Tensor& input, const Tensor& wei
                      const Tensor& out, Device device) {
   const NamedTensor ni{"input", 0, &input}, nw{"weight", 1, &weight};
   CheckOn(op, {ni, nw}, device);
+  if (internal::CheckedByMeta(internal::CheckedOp::kRmsNorm, {&input, &weight, &out})) return;
   const TensorMeta m = InferRmsNorm(op, input, weight, eps);
   CheckOut(op, "out", 3, out, m.sizes, m.dtype, device);
   CheckNoAlias(op, "out", 3, out, {ni, nw});
@@ -203,6 +213,7 @@ void CheckRmsNormOut(std::string_view op, const Tensor& input, const Tensor& wei
 void CheckSiluAndMulOut(std::string_view op, const Tensor& x, const Tensor& out, Device device) {
   const NamedTensor nx{"x", 0, &x};
   CheckOn(op, {nx}, device);
+  if (internal::CheckedByMeta(internal::CheckedOp::kSiluAndMul, {&x, &out})) return;
   const TensorMeta m = InferSiluAndMul(op, x);
   CheckOut(op, "out", 1, out, m.sizes, m.dtype, device);
   CheckNoAlias(op, "out", 1, out, {nx});
@@ -212,6 +223,7 @@ void CheckPerTokenQuantOut(std::string_view op, const Tensor& x, DType dtype, co
                            const Tensor& scale, Device device) {
   const NamedTensor nx{"x", 0, &x};
   CheckOn(op, {nx}, device);
+  if (internal::CheckedByMeta(internal::CheckedOp::kPerTokenQuant, {&x, &q, &scale})) return;
   const auto m = InferPerTokenQuant(op, x, dtype);
   CheckOut(op, "q", 2, q, m[0].sizes, m[0].dtype, device);
   CheckOut(op, "scale", 3, scale, m[1].sizes, m[1].dtype, device);
@@ -223,6 +235,7 @@ void CheckTopkOut(std::string_view op, const Tensor& x, int64_t k, int64_t dim, 
                   const Tensor& values, const Tensor& indices, Device device) {
   const NamedTensor nx{"x", 0, &x};
   CheckOn(op, {nx}, device);
+  if (internal::CheckedByMeta(internal::CheckedOp::kTopk, {&x, &values, &indices})) return;
   const auto m = InferTopk(op, x, k, dim, largest);
   CheckOut(op, "values", 4, values, m[0].sizes, m[0].dtype, device);
   CheckOut(op, "indices", 5, indices, m[1].sizes, m[1].dtype, device);
@@ -234,6 +247,7 @@ void CheckSoftmaxOut(std::string_view op, const Tensor& x, int64_t dim, const Te
                      Device device) {
   const NamedTensor nx{"x", 0, &x};
   CheckOn(op, {nx}, device);
+  if (internal::CheckedByMeta(internal::CheckedOp::kSoftmax, {&x, &out})) return;
   const TensorMeta m = InferSoftmax(op, x, dim);
   CheckOut(op, "out", 2, out, m.sizes, m.dtype, device);
   CheckNoAlias(op, "out", 2, out, {nx});
@@ -244,6 +258,7 @@ void CheckLinearOut(std::string_view op, const Tensor& x, const Tensor& weight,
   const Tensor b = bias ? *bias : Tensor();
   const NamedTensor nx{"x", 0, &x}, nw{"weight", 1, &weight}, nb{"bias", 2, &b};
   CheckOn(op, {nx, nw, nb}, device);
+  if (internal::CheckedByMeta(internal::CheckedOp::kLinear, {&x, &weight, &b, &out})) return;
   const TensorMeta m = InferLinear(op, x, weight, bias);
   CheckOut(op, "out", 3, out, m.sizes, m.dtype, device);
   CheckNoAlias(op, "out", 3, out, {nx, nw, nb});

@@ -22,6 +22,7 @@ target_compile_definitions(test_cli_ops PRIVATE
   OPREG_TEST_PLUGIN_BROKEN="$<TARGET_FILE:opreg_test_plugin_broken>")
 opreg_add_cpp_test(test_registry_warnings LIBS opreg::dispatch)
 opreg_add_cpp_test(test_out_resolution LIBS opreg::dispatch)
+opreg_add_cpp_test(test_checked_once LIBS opreg::ops)
 opreg_add_cpp_test(test_graph_plan LIBS opreg::planner)
 opreg_add_cpp_test(test_capture_scope LIBS opreg::planner Threads::Threads)
 # torch's stable ABI over opreg: examples/torch_stable's unchanged sources compiled into the

@@ -2,7 +2,9 @@
 // (dtype, rank, shapes, devices agreeing with each other; through checks.h, so errors read
 // "[opreg::rms_norm] argument 'weight' (#1): expected dtype bf16, got f32") and return the
 // sizes and dtypes of the outputs. The Meta kernels (ops/src/register_meta.cc) and the `.out` kernel
-// registrations of every backend call them, so validation is written once.
+// registrations of every backend call them, so validation is written once. A functional call
+// runs it once too: the Check*Out functions skip what the functional op's meta function checked
+// when out resolution calls the `.out` kernel for it (opreg/dispatch/checked_once.h).
 //
 // `op` is the name used in messages ("opreg::rms_norm" or "opreg::rms_norm.out"); argument
 // indices are those of the functional schema, which the `.out` schemas share for inputs.

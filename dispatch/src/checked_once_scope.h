@@ -1,0 +1,76 @@
+// The out-resolution side of CheckedOnce (checked_once.h): the state of one functional call's
+// resolution on its thread. Private to the dispatch library.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "opreg/core/ivalue.h"
+#include "opreg/dispatch/checked_once.h"
+#include "opreg/dispatch/dispatcher.h"
+
+namespace opreg::internal {
+
+// The TensorImpls of a few tensors, in order; `overflow` when there were too many to record
+// (such a list never matches).
+struct TensorIdentities {
+  std::array<const TensorImpl*, CheckedOnce::kMaxTensors> impls{};
+  uint8_t size = 0;
+  bool overflow = false;
+
+  void Add(const Tensor& t);
+  // The defined tensors among `n` values (tensors and tensor lists), in order.
+  void AddTensorsOf(const IValue* values, size_t n);
+  bool SameAs(const TensorIdentities& other) const;
+};
+
+// Made by out resolution around one call, on its stack: current for the thread from
+// construction to destruction (the previous scope, of an enclosing call, is restored after).
+// Not thread-safe: one thread's.
+class CheckedOnceScope {
+ public:
+  enum class Phase : uint8_t {
+    kBeforeMeta,  // the meta function has not run
+    kInMeta,      // it runs; its Vouch() is recorded
+    kAfterMeta,   // it ran; a vouch, if any, is confirmed or dropped
+    kArmed,       // the out variant's kernel runs; its first Take() ends this
+    kDone,
+  };
+
+  CheckedOnceScope();
+  ~CheckedOnceScope();
+  CheckedOnceScope(const CheckedOnceScope&) = delete;
+  CheckedOnceScope& operator=(const CheckedOnceScope&) = delete;
+
+  // The scope of the innermost out resolution running on this thread, or nullptr.
+  static CheckedOnceScope* Current();
+
+  // The meta function is about to run on the `n` meta copies at `copies`.
+  void BeginMeta(const IValue* copies, size_t n);
+  // It returned the `n` values at `results`: its vouch counts only when made for `copies` and
+  // these results.
+  void EndMeta(const IValue* results, size_t n);
+  // The out variant's kernel is about to run on the `n` values at `stack`.
+  void Arm(const IValue* stack, size_t n);
+
+  // CheckedOnce's two calls, on this scope.
+  void Vouch(const void* tag, std::initializer_list<const Tensor*> inputs,
+             std::initializer_list<const Tensor*> outputs);
+  bool Take(const void* tag, std::initializer_list<const Tensor*> tensors);
+
+ private:
+  CheckedOnceScope* previous_;
+  Phase phase_ = Phase::kBeforeMeta;
+  const void* vouched_tag_ = nullptr;  // after EndMeta: the confirmed tag, or null
+  TensorIdentities expected_;          // kInMeta: the copies; kArmed: the out call's tensors
+  TensorIdentities vouched_inputs_;
+  TensorIdentities vouched_outputs_;
+};
+
+// RunMetaFunction (run_meta_function.h) for out resolution: with `once`, the scope learns the
+// meta copies the meta function gets and the results it returns (to confirm its vouch).
+Stack RunMetaFunctionFor(const OperatorHandle& op, const IValue* arguments, size_t n,
+                         CheckedOnceScope* once);
+
+}  // namespace opreg::internal

@@ -1,0 +1,203 @@
+// CheckedOnce: an out kernel run by out resolution may skip what the functional op's meta
+// function checked, and only then; the built-in ops check a functional call's arguments once.
+#include <catch2/catch.hpp>
+#include <optional>
+#include <tuple>
+
+#include "opreg/core/error.h"
+#include "opreg/core/tensor_factories.h"
+#include "opreg/dispatch/checked_once.h"
+#include "opreg/dispatch/library.h"
+#include "opreg/ops/ops.h"
+
+namespace {
+
+using opreg::CheckedOnce;
+using opreg::Device;
+using opreg::Dispatcher;
+using opreg::DispatchKey;
+using opreg::DType;
+using opreg::Library;
+using opreg::Tensor;
+
+const char kTag = 0;
+const char kOtherTag = 0;
+
+// What the test op's meta function does, and how its out kernel asks.
+enum class Meta { kVouch, kVouchOtherTag, kVouchOtherResult, kVouchOtherInput, kSilent };
+enum class Out { kTake, kTakeSwapped, kTakeTwice };
+Meta g_meta = Meta::kVouch;
+Out g_out = Out::kTake;
+std::vector<bool> g_taken;  // each Take() of the out kernel, in order
+
+Tensor FMeta(const Tensor& x) {
+  Tensor r = opreg::empty_like(x);
+  switch (g_meta) {
+    case Meta::kVouch:
+      CheckedOnce::Vouch(&kTag, {&x}, {&r});
+      break;
+    case Meta::kVouchOtherTag:
+      CheckedOnce::Vouch(&kOtherTag, {&x}, {&r});
+      break;
+    case Meta::kVouchOtherResult: {  // vouches for one tensor, returns another
+      Tensor other = opreg::empty_like(x);
+      CheckedOnce::Vouch(&kTag, {&x}, {&other});
+      break;
+    }
+    case Meta::kVouchOtherInput: {  // vouches for tensors it was not given
+      Tensor other = opreg::empty_like(x);
+      CheckedOnce::Vouch(&kTag, {&other}, {&r});
+      break;
+    }
+    case Meta::kSilent:
+      break;
+  }
+  return r;
+}
+
+// out = x + 1
+Tensor& FOut(const Tensor& x, Tensor& out) {
+  switch (g_out) {
+    case Out::kTake:
+      g_taken.push_back(CheckedOnce::Take(&kTag, {&x, &out}));
+      break;
+    case Out::kTakeSwapped:
+      g_taken.push_back(CheckedOnce::Take(&kTag, {&out, &x}));
+      break;
+    case Out::kTakeTwice:
+      g_taken.push_back(CheckedOnce::Take(&kTag, {&x, &out}));
+      g_taken.push_back(CheckedOnce::Take(&kTag, {&x, &out}));
+      break;
+  }
+  for (int64_t i = 0; i < x.numel(); ++i) out.set({i}, x.at({i}) + 1.0);
+  return out;
+}
+
+struct Ops {
+  Library lib{Library::FRAGMENT, "once", std::nullopt, "once.cc", 1};
+  Ops() {
+    g_meta = Meta::kVouch;
+    g_out = Out::kTake;
+    g_taken.clear();
+    lib.def("f(Tensor x) -> Tensor");
+    lib.def("f.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)");
+    lib.impl("f", DispatchKey::kMeta, &FMeta);
+    lib.impl("f.out", DispatchKey::kCPU, &FOut);
+  }
+  Tensor F(const Tensor& x) const {
+    return Dispatcher::Get().FindOpOrThrow("once::f").typed<Tensor(const Tensor&)>().call(x);
+  }
+};
+
+TEST_CASE("a functional call's out kernel may skip what its meta function vouched for",
+          "[checked_once]") {
+  Ops ops;
+  const Tensor x = opreg::arange(4, DType::kFloat32);
+  const uint64_t before = CheckedOnce::TakenOnThisThread();
+  Tensor y = ops.F(x);
+  CHECK(g_taken == std::vector<bool>{true});
+  CHECK(CheckedOnce::TakenOnThisThread() == before + 1);
+  CHECK(y.at({3}) == 4.0);
+
+  SECTION("a direct out call checks everything") {
+    g_taken.clear();
+    Tensor out = opreg::empty({4}, DType::kFloat32);
+    Dispatcher::Get()
+        .FindOpOrThrow("once::f.out")
+        .typed<Tensor&(const Tensor&, Tensor&)>()
+        .call(x, out);
+    CHECK(g_taken == std::vector<bool>{false});
+  }
+  SECTION("outside any call") { CHECK_FALSE(CheckedOnce::Take(&kTag, {&x})); }
+  SECTION("only the first Take of a call counts") {
+    g_out = Out::kTakeTwice;
+    g_taken.clear();
+    ops.F(x);
+    CHECK(g_taken == std::vector<bool>{true, false});
+  }
+  SECTION("the out kernel's tensors must be the call's, in order") {
+    g_out = Out::kTakeSwapped;
+    g_taken.clear();
+    ops.F(x);
+    CHECK(g_taken == std::vector<bool>{false});
+  }
+  SECTION("a vouch with another tag does not count") {
+    g_meta = Meta::kVouchOtherTag;
+    g_taken.clear();
+    ops.F(x);
+    CHECK(g_taken == std::vector<bool>{false});
+  }
+  SECTION("a vouch for a result the meta function did not return does not count") {
+    g_meta = Meta::kVouchOtherResult;
+    g_taken.clear();
+    ops.F(x);
+    CHECK(g_taken == std::vector<bool>{false});
+  }
+  SECTION("a vouch for tensors the meta function was not given does not count") {
+    g_meta = Meta::kVouchOtherInput;
+    g_taken.clear();
+    ops.F(x);
+    CHECK(g_taken == std::vector<bool>{false});
+  }
+  SECTION("a meta function registered later that does not vouch takes it away") {
+    {
+      Library override{Library::IMPL, "once", DispatchKey::kMeta, "override.cc", 1};
+      override.impl("f", [](const Tensor& t) { return opreg::empty_like(t); });
+      g_taken.clear();
+      ops.F(x);
+      CHECK(g_taken == std::vector<bool>{false});
+    }
+    g_taken.clear();
+    ops.F(x);  // the vouching meta function serves again
+    CHECK(g_taken == std::vector<bool>{true});
+  }
+}
+
+// How many of the call's Take()s were true: 1 when the built-in op's functional form checked its
+// arguments once (its meta function's checks, taken as done by its `.out` kernel).
+template <class F>
+uint64_t TakenBy(F&& call) {
+  const uint64_t before = CheckedOnce::TakenOnThisThread();
+  call();
+  return CheckedOnce::TakenOnThisThread() - before;
+}
+
+TEST_CASE("every built-in functional op checks its arguments once", "[checked_once]") {
+  namespace ops = opreg::ops;
+  const Tensor a = opreg::ones({2, 8}, DType::kFloat32);
+  const Tensor b = opreg::ones({2, 8}, DType::kFloat32);
+  const Tensor w = opreg::ones({8}, DType::kFloat32);
+  const Tensor w2 = opreg::ones({3, 8}, DType::kFloat32);
+  const Tensor bias = opreg::ones({3}, DType::kFloat32);
+  CHECK(TakenBy([&] { ops::add(a, b, 2); }) == 1);
+  CHECK(TakenBy([&] { ops::mul(a, b); }) == 1);
+  CHECK(TakenBy([&] { ops::split_add(a, b); }) == 1);
+  CHECK(TakenBy([&] { ops::rms_norm(a, w); }) == 1);
+  CHECK(TakenBy([&] { ops::silu_and_mul(a); }) == 1);
+  CHECK(TakenBy([&] { ops::per_token_quant(a, DType::kInt8); }) == 1);
+  CHECK(TakenBy([&] { ops::topk(a, 3); }) == 1);
+  CHECK(TakenBy([&] { ops::softmax(a); }) == 1);
+  CHECK(TakenBy([&] { ops::linear(a, w2); }) == 1);
+  CHECK(TakenBy([&] { ops::linear(a, w2, bias); }) == 1);
+  // Their out forms check everything.
+  Tensor out = opreg::empty({2, 8}, DType::kFloat32);
+  CHECK(TakenBy([&] { ops::mul_out(a, b, out); }) == 0);
+  CHECK(TakenBy([&] { ops::rms_norm_out(a, w, 1e-6, out); }) == 0);
+}
+
+TEST_CASE("a built-in's out kernel checks a call whose meta function is not its own",
+          "[checked_once]") {
+  const Tensor a = opreg::ones({4}, DType::kFloat32);
+  {
+    // A meta function that sizes the output wrong: the out kernel's own checks catch it.
+    Library override{Library::IMPL, "opreg", DispatchKey::kMeta, "override.cc", 1};
+    override.impl("mul", [](const Tensor& self, const Tensor&) {
+      return opreg::empty({1}, self.dtype(), Device::meta());
+    });
+    CHECK_THROWS_WITH(opreg::ops::mul(a, a),
+                      Catch::Contains("output #0: expected shape [4], got [1]"));
+  }
+  CHECK(opreg::ops::mul(a, a).at({3}) == 1.0);
+}
+
+}  // namespace
