@@ -109,47 +109,40 @@ TEST_CASE("a functional call's out kernel may skip what its meta function vouche
     CHECK(g_taken == std::vector<bool>{false});
   }
   SECTION("outside any call") { CHECK_FALSE(CheckedOnce::Take(&kTag, {&x})); }
-  SECTION("only the first Take of a call counts") {
-    g_out = Out::kTakeTwice;
+  // What the out kernel's Take()s return in a functional call, with these behaviours.
+  auto taken_with = [&](Meta meta, Out out) {
+    g_meta = meta;
+    g_out = out;
     g_taken.clear();
     ops.F(x);
-    CHECK(g_taken == std::vector<bool>{true, false});
+    return g_taken;
+  };
+  SECTION("only the first Take of a call counts") {
+    CHECK(taken_with(Meta::kVouch, Out::kTakeTwice) == std::vector<bool>{true, false});
   }
   SECTION("the out kernel's tensors must be the call's, in order") {
-    g_out = Out::kTakeSwapped;
-    g_taken.clear();
-    ops.F(x);
-    CHECK(g_taken == std::vector<bool>{false});
+    CHECK(taken_with(Meta::kVouch, Out::kTakeSwapped) == std::vector<bool>{false});
   }
   SECTION("a vouch with another tag does not count") {
-    g_meta = Meta::kVouchOtherTag;
-    g_taken.clear();
-    ops.F(x);
-    CHECK(g_taken == std::vector<bool>{false});
+    CHECK(taken_with(Meta::kVouchOtherTag, Out::kTake) == std::vector<bool>{false});
   }
   SECTION("a vouch for a result the meta function did not return does not count") {
-    g_meta = Meta::kVouchOtherResult;
-    g_taken.clear();
-    ops.F(x);
-    CHECK(g_taken == std::vector<bool>{false});
+    CHECK(taken_with(Meta::kVouchOtherResult, Out::kTake) == std::vector<bool>{false});
   }
   SECTION("a vouch for tensors the meta function was not given does not count") {
-    g_meta = Meta::kVouchOtherInput;
-    g_taken.clear();
-    ops.F(x);
-    CHECK(g_taken == std::vector<bool>{false});
+    CHECK(taken_with(Meta::kVouchOtherInput, Out::kTake) == std::vector<bool>{false});
+  }
+  SECTION("a meta function that does not vouch") {
+    CHECK(taken_with(Meta::kSilent, Out::kTake) == std::vector<bool>{false});
   }
   SECTION("a meta function registered later that does not vouch takes it away") {
     {
       Library override{Library::IMPL, "once", DispatchKey::kMeta, "override.cc", 1};
       override.impl("f", [](const Tensor& t) { return opreg::empty_like(t); });
-      g_taken.clear();
-      ops.F(x);
-      CHECK(g_taken == std::vector<bool>{false});
+      CHECK(taken_with(Meta::kVouch, Out::kTake) == std::vector<bool>{false});
     }
-    g_taken.clear();
-    ops.F(x);  // the vouching meta function serves again
-    CHECK(g_taken == std::vector<bool>{true});
+    // The vouching meta function serves again.
+    CHECK(taken_with(Meta::kVouch, Out::kTake) == std::vector<bool>{true});
   }
 }
 
