@@ -1,6 +1,9 @@
 #include "opreg/dispatch/checked_once.h"
 
+#include <string_view>
+
 #include "checked_once_scope.h"
+#include "opreg/dispatch/operator_entry.h"
 
 namespace opreg {
 namespace internal {
@@ -45,7 +48,11 @@ bool TensorIdentities::SameAs(const TensorIdentities& other) const {
   return true;
 }
 
-CheckedOnceScope::CheckedOnceScope() : previous_(t_current) { t_current = this; }
+CheckedOnceScope::CheckedOnceScope(const OperatorEntry& functional, const OperatorEntry& out,
+                                   bool in_order)
+    : previous_(t_current), functional_(functional), out_(out), in_order_(in_order) {
+  t_current = this;
+}
 
 CheckedOnceScope::~CheckedOnceScope() { t_current = previous_; }
 
@@ -61,13 +68,17 @@ void CheckedOnceScope::BeginMeta(const IValue* copies, size_t n) {
 void CheckedOnceScope::EndMeta(const IValue* results, size_t n) {
   if (phase_ != Phase::kInMeta) return;
   phase_ = Phase::kAfterMeta;
-  if (vouched_tag_ == nullptr) return;
+  if (vouched_ == nullptr) return;
+  // Only a vouch for this very call counts: for the op being resolved, through the out op its
+  // pair names, by a link that hands the out kernel the values the meta function saw, and for
+  // the copies it was given and the results it returned. A meta function of another op that ran
+  // this pair's meta function nested (on tensors of its own, or on its copies) vouched for another
+  // op's call.
   TensorIdentities returned;
   returned.AddTensorsOf(results, n);
-  // Only a vouch for this very call counts: a meta function that vouched for a call of its own
-  // (another op's meta function run on other tensors) and returned something else does not.
-  if (!vouched_inputs_.SameAs(expected_) || !vouched_outputs_.SameAs(returned)) {
-    vouched_tag_ = nullptr;
+  if (!in_order_ || !vouched_->Names(functional_, out_) || !vouched_inputs_.SameAs(expected_) ||
+      !vouched_outputs_.SameAs(returned)) {
+    vouched_ = nullptr;
   }
 }
 
@@ -78,10 +89,11 @@ void CheckedOnceScope::Arm(const IValue* stack, size_t n) {
   phase_ = Phase::kArmed;
 }
 
-void CheckedOnceScope::Vouch(const void* tag, std::initializer_list<const Tensor*> inputs,
+void CheckedOnceScope::Vouch(const CheckedOnce::Pair& pair,
+                             std::initializer_list<const Tensor*> inputs,
                              std::initializer_list<const Tensor*> outputs) {
-  if (phase_ != Phase::kInMeta || tag == nullptr) return;
-  vouched_tag_ = tag;  // the last vouch is the meta function's own (it vouches as it returns)
+  if (phase_ != Phase::kInMeta) return;
+  vouched_ = &pair;  // the last vouch is the meta function's own (it vouches as it returns)
   vouched_inputs_ = TensorIdentities();
   vouched_outputs_ = TensorIdentities();
   for (const Tensor* t : inputs) {
@@ -92,10 +104,11 @@ void CheckedOnceScope::Vouch(const void* tag, std::initializer_list<const Tensor
   }
 }
 
-bool CheckedOnceScope::Take(const void* tag, std::initializer_list<const Tensor*> tensors) {
+bool CheckedOnceScope::Take(const CheckedOnce::Pair& pair,
+                            std::initializer_list<const Tensor*> tensors) {
   if (phase_ != Phase::kArmed) return false;
   phase_ = Phase::kDone;  // the first Take() of the out call decides
-  if (tag == nullptr || tag != vouched_tag_) return false;
+  if (&pair != vouched_) return false;
   TensorIdentities given;
   for (const Tensor* t : tensors) {
     if (t != nullptr) given.Add(*t);
@@ -107,14 +120,43 @@ bool CheckedOnceScope::Take(const void* tag, std::initializer_list<const Tensor*
 
 }  // namespace internal
 
-void CheckedOnce::Vouch(const void* tag, std::initializer_list<const Tensor*> inputs,
-                        std::initializer_list<const Tensor*> outputs) noexcept {
-  if (internal::CheckedOnceScope* scope = internal::t_current) scope->Vouch(tag, inputs, outputs);
+namespace {
+
+// Whether `name` is `qualified` ("ns::op" or "ns::op.overload").
+bool NameIs(const OperatorName& name, std::string_view qualified) {
+  const size_t ns_end = qualified.find("::");
+  const size_t dot = qualified.find('.', ns_end == std::string_view::npos ? 0 : ns_end + 2);
+  const std::string_view base = qualified.substr(0, dot);
+  const std::string_view overload =
+      dot == std::string_view::npos ? std::string_view() : qualified.substr(dot + 1);
+  return name.name == base && name.overload_name == overload;
 }
 
-bool CheckedOnce::Take(const void* tag, std::initializer_list<const Tensor*> tensors) noexcept {
+// Whether `entry` is the op named `qualified`, remembered in `cache` once found.
+bool IsEntry(const OperatorEntry& entry, const char* qualified,
+             std::atomic<const OperatorEntry*>& cache) {
+  const OperatorEntry* known = cache.load(std::memory_order_relaxed);
+  if (known != nullptr) return known == &entry;
+  if (!NameIs(entry.name(), qualified)) return false;
+  cache.store(&entry, std::memory_order_relaxed);  // one entry per name, never freed
+  return true;
+}
+
+}  // namespace
+
+bool CheckedOnce::Pair::Names(const OperatorEntry& functional,
+                              const OperatorEntry& out) const noexcept {
+  return IsEntry(functional, functional_, functional_entry_) && IsEntry(out, out_, out_entry_);
+}
+
+void CheckedOnce::Vouch(const Pair& pair, std::initializer_list<const Tensor*> inputs,
+                        std::initializer_list<const Tensor*> outputs) noexcept {
+  if (internal::CheckedOnceScope* scope = internal::t_current) scope->Vouch(pair, inputs, outputs);
+}
+
+bool CheckedOnce::Take(const Pair& pair, std::initializer_list<const Tensor*> tensors) noexcept {
   internal::CheckedOnceScope* scope = internal::t_current;
-  return scope != nullptr && scope->Take(tag, tensors);
+  return scope != nullptr && scope->Take(pair, tensors);
 }
 
 uint64_t CheckedOnce::TakenOnThisThread() noexcept { return internal::t_taken; }

@@ -25,9 +25,10 @@ struct TensorIdentities {
   bool SameAs(const TensorIdentities& other) const;
 };
 
-// Made by out resolution around one call, on its stack: current for the thread from
-// construction to destruction (the previous scope, of an enclosing call, is restored after).
-// Not thread-safe: one thread's.
+// Made by out resolution around one call of `functional` through `out`, on its stack: current
+// for the thread from construction to destruction (the previous scope, of an enclosing call, is
+// restored after). `in_order`: the link passes the functional call's arguments on in their order
+// (no meta-only arguments); a vouch never counts otherwise. Not thread-safe: one thread's.
 class CheckedOnceScope {
  public:
   enum class Phase : uint8_t {
@@ -38,7 +39,7 @@ class CheckedOnceScope {
     kDone,
   };
 
-  CheckedOnceScope();
+  CheckedOnceScope(const OperatorEntry& functional, const OperatorEntry& out, bool in_order);
   ~CheckedOnceScope();
   CheckedOnceScope(const CheckedOnceScope&) = delete;
   CheckedOnceScope& operator=(const CheckedOnceScope&) = delete;
@@ -55,15 +56,18 @@ class CheckedOnceScope {
   void Arm(const IValue* stack, size_t n);
 
   // CheckedOnce's two calls, on this scope.
-  void Vouch(const void* tag, std::initializer_list<const Tensor*> inputs,
+  void Vouch(const CheckedOnce::Pair& pair, std::initializer_list<const Tensor*> inputs,
              std::initializer_list<const Tensor*> outputs);
-  bool Take(const void* tag, std::initializer_list<const Tensor*> tensors);
+  bool Take(const CheckedOnce::Pair& pair, std::initializer_list<const Tensor*> tensors);
 
  private:
   CheckedOnceScope* previous_;
+  const OperatorEntry& functional_;
+  const OperatorEntry& out_;
+  const bool in_order_;
   Phase phase_ = Phase::kBeforeMeta;
-  const void* vouched_tag_ = nullptr;  // after EndMeta: the confirmed tag, or null
-  TensorIdentities expected_;          // kInMeta: the copies; kArmed: the out call's tensors
+  const CheckedOnce::Pair* vouched_ = nullptr;  // after EndMeta: the confirmed pair, or null
+  TensorIdentities expected_;  // kInMeta: the copies; kArmed: the out call's tensors
   TensorIdentities vouched_inputs_;
   TensorIdentities vouched_outputs_;
 };

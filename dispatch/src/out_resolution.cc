@@ -135,7 +135,7 @@ KernelFunction MakeOutResolutionKernel(const OperatorEntry* functional, const Op
 
         // Sizes from the meta function; one fresh buffer per output on the call's device. The
         // scope lets the out kernel skip what the meta function checked (checked_once.h).
-        internal::CheckedOnceScope once;
+        internal::CheckedOnceScope once(*functional, *out, link.input_sources.empty());
         Stack specs =
             internal::RunMetaFunctionFor(OperatorHandle(functional), args.data(), n, &once);
         const Device device = CallDevice(def, args.data());

@@ -1,6 +1,6 @@
-// The tags by which each built-in op's meta function vouches for its `.out` kernels' checks
-// (opreg/dispatch/checked_once.h). Private to the ops library: no other meta function can vouch
-// for these kernels.
+// The pairs (functional op, `.out` op) for which each built-in op's meta function vouches for its
+// `.out` kernels' checks (opreg/dispatch/checked_once.h). Private to the ops library: no other
+// meta function can vouch for these kernels.
 #pragma once
 
 #include <tuple>
@@ -24,25 +24,35 @@ enum class CheckedOp {
   kCount,
 };
 
-// One byte per op: its address is the tag (an inline variable has one address in the program).
-inline constexpr char kCheckedOnceTags[static_cast<int>(CheckedOp::kCount)] = {};
+// The pairs, in CheckedOp's order (an inline variable: one object in the program).
+inline CheckedOnce::Pair kCheckedPairs[static_cast<int>(CheckedOp::kCount)] = {
+    {"opreg::add", "opreg::add.out"},
+    {"opreg::mul", "opreg::mul.out"},
+    {"opreg::split_add", "opreg::split_add.out"},
+    {"opreg::rms_norm", "opreg::rms_norm.out"},
+    {"opreg::silu_and_mul", "opreg::silu_and_mul.out"},
+    {"opreg::per_token_quant", "opreg::per_token_quant.out"},
+    {"opreg::topk", "opreg::topk.out"},
+    {"opreg::softmax", "opreg::softmax.out"},
+    {"opreg::linear", "opreg::linear.out"},
+};
 
-inline const void* TagOf(CheckedOp op) { return &kCheckedOnceTags[static_cast<int>(op)]; }
+inline const CheckedOnce::Pair& PairOf(CheckedOp op) { return kCheckedPairs[static_cast<int>(op)]; }
 
 // A meta function's result, vouched for: `inputs` are the tensors it validated.
 inline Tensor Vouched(CheckedOp op, std::initializer_list<const Tensor*> inputs, Tensor result) {
-  CheckedOnce::Vouch(TagOf(op), inputs, {&result});
+  CheckedOnce::Vouch(PairOf(op), inputs, {&result});
   return result;
 }
 inline std::tuple<Tensor, Tensor> Vouched(CheckedOp op, std::initializer_list<const Tensor*> inputs,
                                           std::tuple<Tensor, Tensor> result) {
-  CheckedOnce::Vouch(TagOf(op), inputs, {&std::get<0>(result), &std::get<1>(result)});
+  CheckedOnce::Vouch(PairOf(op), inputs, {&std::get<0>(result), &std::get<1>(result)});
   return result;
 }
 
 // For the `.out` checks: true when the call's inputs and outs were checked by the meta function.
 inline bool CheckedByMeta(CheckedOp op, std::initializer_list<const Tensor*> tensors) {
-  return CheckedOnce::Take(TagOf(op), tensors);
+  return CheckedOnce::Take(PairOf(op), tensors);
 }
 
 }  // namespace opreg::ops::internal

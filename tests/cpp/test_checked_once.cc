@@ -2,6 +2,7 @@
 // function checked, and only then; the built-in ops check a functional call's arguments once.
 #include <catch2/catch.hpp>
 #include <optional>
+#include <string>
 #include <tuple>
 
 #include "opreg/core/error.h"
@@ -18,13 +19,15 @@ using opreg::Dispatcher;
 using opreg::DispatchKey;
 using opreg::DType;
 using opreg::Library;
+using opreg::OperatorName;
+using opreg::SourceLocation;
 using opreg::Tensor;
 
-const char kTag = 0;
-const char kOtherTag = 0;
+const CheckedOnce::Pair kPair{"once::f", "once::f.out"};
+const CheckedOnce::Pair kOtherPair{"once::g", "once::g.out"};
 
 // What the test op's meta function does, and how its out kernel asks.
-enum class Meta { kVouch, kVouchOtherTag, kVouchOtherResult, kVouchOtherInput, kSilent };
+enum class Meta { kVouch, kVouchOtherPair, kVouchOtherResult, kVouchOtherInput, kSilent };
 enum class Out { kTake, kTakeSwapped, kTakeTwice };
 Meta g_meta = Meta::kVouch;
 Out g_out = Out::kTake;
@@ -34,19 +37,19 @@ Tensor FMeta(const Tensor& x) {
   Tensor r = opreg::empty_like(x);
   switch (g_meta) {
     case Meta::kVouch:
-      CheckedOnce::Vouch(&kTag, {&x}, {&r});
+      CheckedOnce::Vouch(kPair, {&x}, {&r});
       break;
-    case Meta::kVouchOtherTag:
-      CheckedOnce::Vouch(&kOtherTag, {&x}, {&r});
+    case Meta::kVouchOtherPair:
+      CheckedOnce::Vouch(kOtherPair, {&x}, {&r});
       break;
     case Meta::kVouchOtherResult: {  // vouches for one tensor, returns another
       Tensor other = opreg::empty_like(x);
-      CheckedOnce::Vouch(&kTag, {&x}, {&other});
+      CheckedOnce::Vouch(kPair, {&x}, {&other});
       break;
     }
     case Meta::kVouchOtherInput: {  // vouches for tensors it was not given
       Tensor other = opreg::empty_like(x);
-      CheckedOnce::Vouch(&kTag, {&other}, {&r});
+      CheckedOnce::Vouch(kPair, {&other}, {&r});
       break;
     }
     case Meta::kSilent:
@@ -59,14 +62,14 @@ Tensor FMeta(const Tensor& x) {
 Tensor& FOut(const Tensor& x, Tensor& out) {
   switch (g_out) {
     case Out::kTake:
-      g_taken.push_back(CheckedOnce::Take(&kTag, {&x, &out}));
+      g_taken.push_back(CheckedOnce::Take(kPair, {&x, &out}));
       break;
     case Out::kTakeSwapped:
-      g_taken.push_back(CheckedOnce::Take(&kTag, {&out, &x}));
+      g_taken.push_back(CheckedOnce::Take(kPair, {&out, &x}));
       break;
     case Out::kTakeTwice:
-      g_taken.push_back(CheckedOnce::Take(&kTag, {&x, &out}));
-      g_taken.push_back(CheckedOnce::Take(&kTag, {&x, &out}));
+      g_taken.push_back(CheckedOnce::Take(kPair, {&x, &out}));
+      g_taken.push_back(CheckedOnce::Take(kPair, {&x, &out}));
       break;
   }
   for (int64_t i = 0; i < x.numel(); ++i) out.set({i}, x.at({i}) + 1.0);
@@ -108,7 +111,7 @@ TEST_CASE("a functional call's out kernel may skip what its meta function vouche
         .call(x, out);
     CHECK(g_taken == std::vector<bool>{false});
   }
-  SECTION("outside any call") { CHECK_FALSE(CheckedOnce::Take(&kTag, {&x})); }
+  SECTION("outside any call") { CHECK_FALSE(CheckedOnce::Take(kPair, {&x})); }
   // What the out kernel's Take()s return in a functional call, with these behaviours.
   auto taken_with = [&](Meta meta, Out out) {
     g_meta = meta;
@@ -123,8 +126,8 @@ TEST_CASE("a functional call's out kernel may skip what its meta function vouche
   SECTION("the out kernel's tensors must be the call's, in order") {
     CHECK(taken_with(Meta::kVouch, Out::kTakeSwapped) == std::vector<bool>{false});
   }
-  SECTION("a vouch with another tag does not count") {
-    CHECK(taken_with(Meta::kVouchOtherTag, Out::kTake) == std::vector<bool>{false});
+  SECTION("a vouch for another pair of ops does not count") {
+    CHECK(taken_with(Meta::kVouchOtherPair, Out::kTake) == std::vector<bool>{false});
   }
   SECTION("a vouch for a result the meta function did not return does not count") {
     CHECK(taken_with(Meta::kVouchOtherResult, Out::kTake) == std::vector<bool>{false});
@@ -176,6 +179,46 @@ TEST_CASE("every built-in functional op checks its arguments once", "[checked_on
   Tensor out = opreg::empty({2, 8}, DType::kFloat32);
   CHECK(TakenBy([&] { ops::mul_out(a, b, out); }) == 0);
   CHECK(TakenBy([&] { ops::rms_norm_out(a, w, 1e-6, out); }) == 0);
+}
+
+// Ops of another library linked to a built-in's out variant, with meta functions that run the
+// built-in's meta function (which vouches) and then size the outputs wrong.
+std::tuple<Tensor, Tensor> TopkWrongMeta(const Tensor& x, int64_t /*k*/, int64_t dim,
+                                         bool largest) {
+  return opreg::ops::topk(x, 1, dim, largest);  // sized for k = 1
+}
+Tensor SiluWrongMeta(const Tensor& x) {
+  Tensor r = opreg::ops::silu_and_mul(x);  // vouched for, then freed
+  r = Tensor();
+  return opreg::empty({1}, DType::kFloat32, Device::meta());  // may take r's address
+}
+
+TEST_CASE("another op's meta function cannot vouch with a built-in's meta function",
+          "[checked_once]") {
+  Library lib{Library::FRAGMENT, "once_other", std::nullopt, "once_other.cc", 1};
+  lib.def("tk(Tensor x, int k, int dim=-1, bool largest=True) -> (Tensor values, Tensor indices)");
+  lib.impl("tk", DispatchKey::kMeta, &TopkWrongMeta);
+  lib.def("sm(Tensor x) -> Tensor");
+  lib.impl("sm", DispatchKey::kMeta, &SiluWrongMeta);
+  auto link = [](const char* functional, const char* out, std::vector<std::string> outs) {
+    auto handle =
+        Dispatcher::Get().LinkOutVariant(OperatorName(functional, ""), OperatorName(out, "out"),
+                                         outs, SourceLocation{"once_other.cc", 2});
+    REQUIRE(handle.ok());
+    return *std::move(handle);
+  };
+  auto tk_link = link("once_other::tk", "opreg::topk", {"values", "indices"});
+  auto sm_link = link("once_other::sm", "opreg::silu_and_mul", {"out"});
+  const Tensor x = opreg::ones({4, 64}, DType::kFloat32);
+  const uint64_t before = CheckedOnce::TakenOnThisThread();
+  using TopkSig = std::tuple<Tensor, Tensor>(const Tensor&, int64_t, int64_t, bool);
+  auto tk = Dispatcher::Get().FindOpOrThrow("once_other::tk").typed<TopkSig>();
+  CHECK_THROWS_WITH(tk.call(x, 32, -1, true),
+                    Catch::Contains("expected shape [4, 32], got [4, 1]"));
+  CHECK_THROWS_WITH(
+      Dispatcher::Get().FindOpOrThrow("once_other::sm").typed<Tensor(const Tensor&)>().call(x),
+      Catch::Contains("expected shape [4, 32], got [1]"));
+  CHECK(CheckedOnce::TakenOnThisThread() == before);
 }
 
 TEST_CASE("a built-in's out kernel checks a call whose meta function is not its own",
