@@ -48,6 +48,22 @@ bool TensorIdentities::SameAs(const TensorIdentities& other) const {
   return true;
 }
 
+ValueWords::ValueWords(std::initializer_list<uint64_t> values) {
+  if (values.size() > words.size()) {
+    overflow = true;
+    return;
+  }
+  for (uint64_t w : values) words[size++] = w;
+}
+
+bool ValueWords::SameAs(const ValueWords& other) const {
+  if (overflow || other.overflow || size != other.size) return false;
+  for (uint8_t i = 0; i < size; ++i) {
+    if (words[i] != other.words[i]) return false;
+  }
+  return true;
+}
+
 CheckedOnceScope::CheckedOnceScope(const OperatorEntry& functional, const OperatorEntry& out,
                                    bool in_order)
     : previous_(t_current), functional_(functional), out_(out), in_order_(in_order) {
@@ -91,9 +107,11 @@ void CheckedOnceScope::Arm(const IValue* stack, size_t n) {
 
 void CheckedOnceScope::Vouch(const CheckedOnce::Pair& pair,
                              std::initializer_list<const Tensor*> inputs,
+                             std::initializer_list<uint64_t> values,
                              std::initializer_list<const Tensor*> outputs) {
   if (phase_ != Phase::kInMeta) return;
   vouched_ = &pair;  // the last vouch is the meta function's own (it vouches as it returns)
+  vouched_values_ = ValueWords(values);
   vouched_inputs_ = TensorIdentities();
   vouched_outputs_ = TensorIdentities();
   for (const Tensor* t : inputs) {
@@ -105,10 +123,13 @@ void CheckedOnceScope::Vouch(const CheckedOnce::Pair& pair,
 }
 
 bool CheckedOnceScope::Take(const CheckedOnce::Pair& pair,
-                            std::initializer_list<const Tensor*> tensors) {
+                            std::initializer_list<const Tensor*> tensors,
+                            std::initializer_list<uint64_t> values) {
   if (phase_ != Phase::kArmed) return false;
   phase_ = Phase::kDone;  // the first Take() of the out call decides
-  if (&pair != vouched_) return false;
+  // The values too: kernel code handed the call's tensors (an override of the out kernel, or of
+  // the meta function, calling the library's own) gets true only for what was validated.
+  if (&pair != vouched_ || !ValueWords(values).SameAs(vouched_values_)) return false;
   TensorIdentities given;
   for (const Tensor* t : tensors) {
     if (t != nullptr) given.Add(*t);
@@ -150,13 +171,17 @@ bool CheckedOnce::Pair::Names(const OperatorEntry& functional,
 }
 
 void CheckedOnce::Vouch(const Pair& pair, std::initializer_list<const Tensor*> inputs,
+                        std::initializer_list<uint64_t> values,
                         std::initializer_list<const Tensor*> outputs) noexcept {
-  if (internal::CheckedOnceScope* scope = internal::t_current) scope->Vouch(pair, inputs, outputs);
+  if (internal::CheckedOnceScope* scope = internal::t_current) {
+    scope->Vouch(pair, inputs, values, outputs);
+  }
 }
 
-bool CheckedOnce::Take(const Pair& pair, std::initializer_list<const Tensor*> tensors) noexcept {
+bool CheckedOnce::Take(const Pair& pair, std::initializer_list<const Tensor*> tensors,
+                       std::initializer_list<uint64_t> values) noexcept {
   internal::CheckedOnceScope* scope = internal::t_current;
-  return scope != nullptr && scope->Take(pair, tensors);
+  return scope != nullptr && scope->Take(pair, tensors, values);
 }
 
 uint64_t CheckedOnce::TakenOnThisThread() noexcept { return internal::t_taken; }

@@ -25,6 +25,17 @@ struct TensorIdentities {
   bool SameAs(const TensorIdentities& other) const;
 };
 
+// A few argument values (CheckedOnce::Word), in order; `overflow` as above.
+struct ValueWords {
+  std::array<uint64_t, CheckedOnce::kMaxValues> words{};
+  uint8_t size = 0;
+  bool overflow = false;
+
+  explicit ValueWords(std::initializer_list<uint64_t> values);
+  ValueWords() = default;
+  bool SameAs(const ValueWords& other) const;
+};
+
 // Made by out resolution around one call of `functional` through `out`, on its stack: current
 // for the thread from construction to destruction (the previous scope, of an enclosing call, is
 // restored after). `in_order`: the link passes the functional call's arguments on in their order
@@ -57,8 +68,9 @@ class CheckedOnceScope {
 
   // CheckedOnce's two calls, on this scope.
   void Vouch(const CheckedOnce::Pair& pair, std::initializer_list<const Tensor*> inputs,
-             std::initializer_list<const Tensor*> outputs);
-  bool Take(const CheckedOnce::Pair& pair, std::initializer_list<const Tensor*> tensors);
+             std::initializer_list<uint64_t> values, std::initializer_list<const Tensor*> outputs);
+  bool Take(const CheckedOnce::Pair& pair, std::initializer_list<const Tensor*> tensors,
+            std::initializer_list<uint64_t> values);
 
  private:
   CheckedOnceScope* previous_;
@@ -70,6 +82,7 @@ class CheckedOnceScope {
   TensorIdentities expected_;  // kInMeta: the copies; kArmed: the out call's tensors
   TensorIdentities vouched_inputs_;
   TensorIdentities vouched_outputs_;
+  ValueWords vouched_values_;
 };
 
 // RunMetaFunction (run_meta_function.h) for out resolution: with `once`, the scope learns the

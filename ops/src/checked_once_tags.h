@@ -5,6 +5,8 @@
 
 #include <tuple>
 
+#include "opreg/core/dtype.h"
+#include "opreg/core/scalar.h"
 #include "opreg/core/tensor.h"
 #include "opreg/dispatch/checked_once.h"
 
@@ -39,20 +41,40 @@ inline CheckedOnce::Pair kCheckedPairs[static_cast<int>(CheckedOp::kCount)] = {
 
 inline const CheckedOnce::Pair& PairOf(CheckedOp op) { return kCheckedPairs[static_cast<int>(op)]; }
 
-// A meta function's result, vouched for: `inputs` are the tensors it validated.
-inline Tensor Vouched(CheckedOp op, std::initializer_list<const Tensor*> inputs, Tensor result) {
-  CheckedOnce::Vouch(PairOf(op), inputs, {&result});
+// The values the checks depend on, as words (CheckedOnce::Word; a Scalar as its kind and bits,
+// a dtype as its enumerator).
+inline uint64_t WordOf(int64_t v) { return CheckedOnce::Word(v); }
+inline uint64_t WordOf(bool v) { return CheckedOnce::Word(v); }
+inline uint64_t WordOf(double v) { return CheckedOnce::Word(v); }
+inline uint64_t WordOf(DType v) { return static_cast<uint64_t>(v); }
+inline uint64_t KindOf(const Scalar& v) {
+  return v.isIntegral() ? 0 : v.isFloatingPoint() ? 1 : v.isBoolean() ? 2 : 3;
+}
+inline uint64_t WordOf(const Scalar& v) {  // a complex one (which no check accepts): its real part
+  return v.isIntegral() ? CheckedOnce::Word(v.toInt())
+         : v.isBoolean()
+             ? CheckedOnce::Word(v.toBool())
+             : CheckedOnce::Word(v.isFloatingPoint() ? v.toDouble() : v.toComplex().real());
+}
+
+// A meta function's result, vouched for: `inputs` and `values` are the arguments it validated.
+inline Tensor Vouched(CheckedOp op, std::initializer_list<const Tensor*> inputs,
+                      std::initializer_list<uint64_t> values, Tensor result) {
+  CheckedOnce::Vouch(PairOf(op), inputs, values, {&result});
   return result;
 }
 inline std::tuple<Tensor, Tensor> Vouched(CheckedOp op, std::initializer_list<const Tensor*> inputs,
+                                          std::initializer_list<uint64_t> values,
                                           std::tuple<Tensor, Tensor> result) {
-  CheckedOnce::Vouch(PairOf(op), inputs, {&std::get<0>(result), &std::get<1>(result)});
+  CheckedOnce::Vouch(PairOf(op), inputs, values, {&std::get<0>(result), &std::get<1>(result)});
   return result;
 }
 
-// For the `.out` checks: true when the call's inputs and outs were checked by the meta function.
-inline bool CheckedByMeta(CheckedOp op, std::initializer_list<const Tensor*> tensors) {
-  return CheckedOnce::Take(PairOf(op), tensors);
+// For the `.out` checks: true when the call's inputs, values and outs were checked by the meta
+// function.
+inline bool CheckedByMeta(CheckedOp op, std::initializer_list<const Tensor*> tensors,
+                          std::initializer_list<uint64_t> values = {}) {
+  return CheckedOnce::Take(PairOf(op), tensors, values);
 }
 
 }  // namespace opreg::ops::internal

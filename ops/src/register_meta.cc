@@ -13,7 +13,9 @@ namespace opreg::ops {
 namespace {
 
 using internal::CheckedOp;
+using internal::KindOf;
 using internal::Vouched;
+using internal::WordOf;
 
 Tensor Make(const TensorMeta& m) { return EmptyFor(m, Device::meta()); }
 std::tuple<Tensor, Tensor> Make2(const std::array<TensorMeta, 2>& m) {
@@ -21,37 +23,40 @@ std::tuple<Tensor, Tensor> Make2(const std::array<TensorMeta, 2>& m) {
 }
 
 Tensor AddMeta(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return Vouched(CheckedOp::kAdd, {&self, &other},
+  return Vouched(CheckedOp::kAdd, {&self, &other}, {KindOf(alpha), WordOf(alpha)},
                  Make(InferAdd("opreg::add", self, other, alpha)));
 }
 Tensor MulMeta(const Tensor& self, const Tensor& other) {
-  return Vouched(CheckedOp::kMul, {&self, &other}, Make(InferMul("opreg::mul", self, other)));
+  return Vouched(CheckedOp::kMul, {&self, &other}, {}, Make(InferMul("opreg::mul", self, other)));
 }
 std::tuple<Tensor, Tensor> SplitAddMeta(const Tensor& x, const Tensor& y) {
-  return Vouched(CheckedOp::kSplitAdd, {&x, &y}, Make2(InferSplitAdd("opreg::split_add", x, y)));
+  return Vouched(CheckedOp::kSplitAdd, {&x, &y}, {},
+                 Make2(InferSplitAdd("opreg::split_add", x, y)));
 }
 Tensor RmsNormMeta(const Tensor& input, const Tensor& weight, double eps) {
-  return Vouched(CheckedOp::kRmsNorm, {&input, &weight},
+  return Vouched(CheckedOp::kRmsNorm, {&input, &weight}, {WordOf(eps)},
                  Make(InferRmsNorm("opreg::rms_norm", input, weight, eps)));
 }
 void FusedAddRmsNormMeta(Tensor& input, Tensor& residual, const Tensor& weight, double eps) {
   CheckFusedAddRmsNorm("opreg::fused_add_rms_norm_", input, residual, weight, eps);
 }
 Tensor SiluAndMulMeta(const Tensor& x) {
-  return Vouched(CheckedOp::kSiluAndMul, {&x}, Make(InferSiluAndMul("opreg::silu_and_mul", x)));
+  return Vouched(CheckedOp::kSiluAndMul, {&x}, {}, Make(InferSiluAndMul("opreg::silu_and_mul", x)));
 }
 std::tuple<Tensor, Tensor> PerTokenQuantMeta(const Tensor& x, DType dtype) {
-  return Vouched(CheckedOp::kPerTokenQuant, {&x},
+  return Vouched(CheckedOp::kPerTokenQuant, {&x}, {WordOf(dtype)},
                  Make2(InferPerTokenQuant("opreg::per_token_quant", x, dtype)));
 }
 std::tuple<Tensor, Tensor> TopkMeta(const Tensor& x, int64_t k, int64_t dim, bool largest) {
-  return Vouched(CheckedOp::kTopk, {&x}, Make2(InferTopk("opreg::topk", x, k, dim, largest)));
+  return Vouched(CheckedOp::kTopk, {&x}, {WordOf(k), WordOf(dim), WordOf(largest)},
+                 Make2(InferTopk("opreg::topk", x, k, dim, largest)));
 }
 Tensor SoftmaxMeta(const Tensor& x, int64_t dim) {
-  return Vouched(CheckedOp::kSoftmax, {&x}, Make(InferSoftmax("opreg::softmax", x, dim)));
+  return Vouched(CheckedOp::kSoftmax, {&x}, {WordOf(dim)},
+                 Make(InferSoftmax("opreg::softmax", x, dim)));
 }
 Tensor LinearMeta(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias) {
-  return Vouched(CheckedOp::kLinear, {&x, &weight, bias ? &*bias : nullptr},
+  return Vouched(CheckedOp::kLinear, {&x, &weight, bias ? &*bias : nullptr}, {},
                  Make(InferLinear("opreg::linear", x, weight, bias)));
 }
 

@@ -155,10 +155,15 @@ TensorMeta InferLinear(std::string_view op, const Tensor& x, const Tensor& weigh
 }
 
 // ---- `.out` validation ----
+using internal::CheckedByMeta;
+using internal::CheckedOp;
+using internal::KindOf;
+using internal::WordOf;
+
 // Each checks the inputs' devices (which a meta function, run on meta copies, cannot see), then
 // the rest; the rest is skipped when out resolution runs the `.out` kernel for a functional call
-// whose meta function, the built-in one, has just checked the same tensors and sized the fresh
-// outs (checked_once.h), so that a functional call's arguments are checked once.
+// whose meta function, the built-in one, has just checked the same tensors and values and sized
+// the fresh outs (checked_once.h), so that a functional call's arguments are checked once.
 
 namespace {
 void CheckOn(std::string_view op, std::initializer_list<NamedTensor> args, Device device) {
@@ -172,7 +177,7 @@ void CheckAddOut(std::string_view op, const Tensor& self, const Tensor& other, c
                  const Tensor& out, Device device) {
   const NamedTensor s{"self", 0, &self}, o{"other", 1, &other};
   CheckOn(op, {s, o}, device);
-  if (internal::CheckedByMeta(internal::CheckedOp::kAdd, {&self, &other, &out})) return;
+  if (CheckedByMeta(CheckedOp::kAdd, {&self, &other, &out}, {KindOf(alpha), WordOf(alpha)})) return;
   const TensorMeta m = InferAdd(op, self, other, alpha);
   CheckOut(op, "out", 3, out, m.sizes, m.dtype, device);
   CheckNoAlias(op, "out", 3, out, {s, o});
@@ -182,7 +187,7 @@ void CheckMulOut(std::string_view op, const Tensor& self, const Tensor& other, c
                  Device device) {
   const NamedTensor s{"self", 0, &self}, o{"other", 1, &other};
   CheckOn(op, {s, o}, device);
-  if (internal::CheckedByMeta(internal::CheckedOp::kMul, {&self, &other, &out})) return;
+  if (CheckedByMeta(CheckedOp::kMul, {&self, &other, &out})) return;
   const TensorMeta m = InferMul(op, self, other);
   CheckOut(op, "out", 2, out, m.sizes, m.dtype, device);
   CheckNoAlias(op, "out", 2, out, {s, o});
@@ -192,7 +197,7 @@ void CheckSplitAddOut(std::string_view op, const Tensor& x, const Tensor& y, con
                       const Tensor& out1, Device device) {
   const NamedTensor nx{"x", 0, &x}, ny{"y", 1, &y};
   CheckOn(op, {nx, ny}, device);
-  if (internal::CheckedByMeta(internal::CheckedOp::kSplitAdd, {&x, &y, &out0, &out1})) return;
+  if (CheckedByMeta(CheckedOp::kSplitAdd, {&x, &y, &out0, &out1})) return;
   const auto m = InferSplitAdd(op, x, y);
   CheckOut(op, "out0", 2, out0, m[0].sizes, m[0].dtype, device);
   CheckOut(op, "out1", 3, out1, m[1].sizes, m[1].dtype, device);
@@ -204,7 +209,7 @@ void CheckRmsNormOut(std::string_view op, const Tensor& input, const Tensor& wei
                      const Tensor& out, Device device) {
   const NamedTensor ni{"input", 0, &input}, nw{"weight", 1, &weight};
   CheckOn(op, {ni, nw}, device);
-  if (internal::CheckedByMeta(internal::CheckedOp::kRmsNorm, {&input, &weight, &out})) return;
+  if (CheckedByMeta(CheckedOp::kRmsNorm, {&input, &weight, &out}, {WordOf(eps)})) return;
   const TensorMeta m = InferRmsNorm(op, input, weight, eps);
   CheckOut(op, "out", 3, out, m.sizes, m.dtype, device);
   CheckNoAlias(op, "out", 3, out, {ni, nw});
@@ -213,7 +218,7 @@ void CheckRmsNormOut(std::string_view op, const Tensor& input, const Tensor& wei
 void CheckSiluAndMulOut(std::string_view op, const Tensor& x, const Tensor& out, Device device) {
   const NamedTensor nx{"x", 0, &x};
   CheckOn(op, {nx}, device);
-  if (internal::CheckedByMeta(internal::CheckedOp::kSiluAndMul, {&x, &out})) return;
+  if (CheckedByMeta(CheckedOp::kSiluAndMul, {&x, &out})) return;
   const TensorMeta m = InferSiluAndMul(op, x);
   CheckOut(op, "out", 1, out, m.sizes, m.dtype, device);
   CheckNoAlias(op, "out", 1, out, {nx});
@@ -223,7 +228,7 @@ void CheckPerTokenQuantOut(std::string_view op, const Tensor& x, DType dtype, co
                            const Tensor& scale, Device device) {
   const NamedTensor nx{"x", 0, &x};
   CheckOn(op, {nx}, device);
-  if (internal::CheckedByMeta(internal::CheckedOp::kPerTokenQuant, {&x, &q, &scale})) return;
+  if (CheckedByMeta(CheckedOp::kPerTokenQuant, {&x, &q, &scale}, {WordOf(dtype)})) return;
   const auto m = InferPerTokenQuant(op, x, dtype);
   CheckOut(op, "q", 2, q, m[0].sizes, m[0].dtype, device);
   CheckOut(op, "scale", 3, scale, m[1].sizes, m[1].dtype, device);
@@ -235,7 +240,10 @@ void CheckTopkOut(std::string_view op, const Tensor& x, int64_t k, int64_t dim, 
                   const Tensor& values, const Tensor& indices, Device device) {
   const NamedTensor nx{"x", 0, &x};
   CheckOn(op, {nx}, device);
-  if (internal::CheckedByMeta(internal::CheckedOp::kTopk, {&x, &values, &indices})) return;
+  if (CheckedByMeta(CheckedOp::kTopk, {&x, &values, &indices},
+                    {WordOf(k), WordOf(dim), WordOf(largest)})) {
+    return;
+  }
   const auto m = InferTopk(op, x, k, dim, largest);
   CheckOut(op, "values", 4, values, m[0].sizes, m[0].dtype, device);
   CheckOut(op, "indices", 5, indices, m[1].sizes, m[1].dtype, device);
@@ -247,7 +255,7 @@ void CheckSoftmaxOut(std::string_view op, const Tensor& x, int64_t dim, const Te
                      Device device) {
   const NamedTensor nx{"x", 0, &x};
   CheckOn(op, {nx}, device);
-  if (internal::CheckedByMeta(internal::CheckedOp::kSoftmax, {&x, &out})) return;
+  if (CheckedByMeta(CheckedOp::kSoftmax, {&x, &out}, {WordOf(dim)})) return;
   const TensorMeta m = InferSoftmax(op, x, dim);
   CheckOut(op, "out", 2, out, m.sizes, m.dtype, device);
   CheckNoAlias(op, "out", 2, out, {nx});
@@ -258,7 +266,7 @@ void CheckLinearOut(std::string_view op, const Tensor& x, const Tensor& weight,
   const Tensor b = bias ? *bias : Tensor();
   const NamedTensor nx{"x", 0, &x}, nw{"weight", 1, &weight}, nb{"bias", 2, &b};
   CheckOn(op, {nx, nw, nb}, device);
-  if (internal::CheckedByMeta(internal::CheckedOp::kLinear, {&x, &weight, &b, &out})) return;
+  if (CheckedByMeta(CheckedOp::kLinear, {&x, &weight, &b, &out})) return;
   const TensorMeta m = InferLinear(op, x, weight, bias);
   CheckOut(op, "out", 3, out, m.sizes, m.dtype, device);
   CheckNoAlias(op, "out", 3, out, {nx, nw, nb});

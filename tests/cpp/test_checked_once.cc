@@ -1,6 +1,7 @@
 // CheckedOnce: an out kernel run by out resolution may skip what the functional op's meta
 // function checked, and only then; the built-in ops check a functional call's arguments once.
 #include <catch2/catch.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -28,28 +29,29 @@ const CheckedOnce::Pair kOtherPair{"once::g", "once::g.out"};
 
 // What the test op's meta function does, and how its out kernel asks.
 enum class Meta { kVouch, kVouchOtherPair, kVouchOtherResult, kVouchOtherInput, kSilent };
-enum class Out { kTake, kTakeSwapped, kTakeTwice };
+enum class Out { kTake, kTakeSwapped, kTakeOtherValue, kTakeTwice };
 Meta g_meta = Meta::kVouch;
 Out g_out = Out::kTake;
 std::vector<bool> g_taken;  // each Take() of the out kernel, in order
 
-Tensor FMeta(const Tensor& x) {
+Tensor FMeta(const Tensor& x, int64_t k) {
   Tensor r = opreg::empty_like(x);
+  const uint64_t w = CheckedOnce::Word(k);
   switch (g_meta) {
     case Meta::kVouch:
-      CheckedOnce::Vouch(kPair, {&x}, {&r});
+      CheckedOnce::Vouch(kPair, {&x}, {w}, {&r});
       break;
     case Meta::kVouchOtherPair:
-      CheckedOnce::Vouch(kOtherPair, {&x}, {&r});
+      CheckedOnce::Vouch(kOtherPair, {&x}, {w}, {&r});
       break;
     case Meta::kVouchOtherResult: {  // vouches for one tensor, returns another
       Tensor other = opreg::empty_like(x);
-      CheckedOnce::Vouch(kPair, {&x}, {&other});
+      CheckedOnce::Vouch(kPair, {&x}, {w}, {&other});
       break;
     }
     case Meta::kVouchOtherInput: {  // vouches for tensors it was not given
       Tensor other = opreg::empty_like(x);
-      CheckedOnce::Vouch(kPair, {&other}, {&r});
+      CheckedOnce::Vouch(kPair, {&other}, {w}, {&r});
       break;
     }
     case Meta::kSilent:
@@ -58,21 +60,25 @@ Tensor FMeta(const Tensor& x) {
   return r;
 }
 
-// out = x + 1
-Tensor& FOut(const Tensor& x, Tensor& out) {
+// out = x + k
+Tensor& FOut(const Tensor& x, int64_t k, Tensor& out) {
+  const uint64_t w = CheckedOnce::Word(k);
   switch (g_out) {
     case Out::kTake:
-      g_taken.push_back(CheckedOnce::Take(kPair, {&x, &out}));
+      g_taken.push_back(CheckedOnce::Take(kPair, {&x, &out}, {w}));
       break;
     case Out::kTakeSwapped:
-      g_taken.push_back(CheckedOnce::Take(kPair, {&out, &x}));
+      g_taken.push_back(CheckedOnce::Take(kPair, {&out, &x}, {w}));
+      break;
+    case Out::kTakeOtherValue:
+      g_taken.push_back(CheckedOnce::Take(kPair, {&x, &out}, {w + 1}));
       break;
     case Out::kTakeTwice:
-      g_taken.push_back(CheckedOnce::Take(kPair, {&x, &out}));
-      g_taken.push_back(CheckedOnce::Take(kPair, {&x, &out}));
+      g_taken.push_back(CheckedOnce::Take(kPair, {&x, &out}, {w}));
+      g_taken.push_back(CheckedOnce::Take(kPair, {&x, &out}, {w}));
       break;
   }
-  for (int64_t i = 0; i < x.numel(); ++i) out.set({i}, x.at({i}) + 1.0);
+  for (int64_t i = 0; i < x.numel(); ++i) out.set({i}, x.at({i}) + static_cast<double>(k));
   return out;
 }
 
@@ -82,13 +88,14 @@ struct Ops {
     g_meta = Meta::kVouch;
     g_out = Out::kTake;
     g_taken.clear();
-    lib.def("f(Tensor x) -> Tensor");
-    lib.def("f.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)");
+    lib.def("f(Tensor x, int k=1) -> Tensor");
+    lib.def("f.out(Tensor x, int k=1, *, Tensor(a!) out) -> Tensor(a!)");
     lib.impl("f", DispatchKey::kMeta, &FMeta);
     lib.impl("f.out", DispatchKey::kCPU, &FOut);
   }
   Tensor F(const Tensor& x) const {
-    return Dispatcher::Get().FindOpOrThrow("once::f").typed<Tensor(const Tensor&)>().call(x);
+    return Dispatcher::Get().FindOpOrThrow("once::f").typed<Tensor(const Tensor&, int64_t)>().call(
+        x, 1);
   }
 };
 
@@ -107,11 +114,11 @@ TEST_CASE("a functional call's out kernel may skip what its meta function vouche
     Tensor out = opreg::empty({4}, DType::kFloat32);
     Dispatcher::Get()
         .FindOpOrThrow("once::f.out")
-        .typed<Tensor&(const Tensor&, Tensor&)>()
-        .call(x, out);
+        .typed<Tensor&(const Tensor&, int64_t, Tensor&)>()
+        .call(x, 1, out);
     CHECK(g_taken == std::vector<bool>{false});
   }
-  SECTION("outside any call") { CHECK_FALSE(CheckedOnce::Take(kPair, {&x})); }
+  SECTION("outside any call") { CHECK_FALSE(CheckedOnce::Take(kPair, {&x}, {})); }
   // What the out kernel's Take()s return in a functional call, with these behaviours.
   auto taken_with = [&](Meta meta, Out out) {
     g_meta = meta;
@@ -122,6 +129,9 @@ TEST_CASE("a functional call's out kernel may skip what its meta function vouche
   };
   SECTION("only the first Take of a call counts") {
     CHECK(taken_with(Meta::kVouch, Out::kTakeTwice) == std::vector<bool>{true, false});
+  }
+  SECTION("the out kernel's values must be those vouched for") {
+    CHECK(taken_with(Meta::kVouch, Out::kTakeOtherValue) == std::vector<bool>{false});
   }
   SECTION("the out kernel's tensors must be the call's, in order") {
     CHECK(taken_with(Meta::kVouch, Out::kTakeSwapped) == std::vector<bool>{false});
@@ -141,7 +151,7 @@ TEST_CASE("a functional call's out kernel may skip what its meta function vouche
   SECTION("a meta function registered later that does not vouch takes it away") {
     {
       Library override{Library::IMPL, "once", DispatchKey::kMeta, "override.cc", 1};
-      override.impl("f", [](const Tensor& t) { return opreg::empty_like(t); });
+      override.impl("f", [](const Tensor& t, int64_t) { return opreg::empty_like(t); });
       CHECK(taken_with(Meta::kVouch, Out::kTake) == std::vector<bool>{false});
     }
     // The vouching meta function serves again.
@@ -234,6 +244,37 @@ TEST_CASE("a built-in's out kernel checks a call whose meta function is not its 
                       Catch::Contains("output #0: expected shape [4], got [1]"));
   }
   CHECK(opreg::ops::mul(a, a).at({3}) == 1.0);
+}
+
+// Overrides of topk's own kernels that remove themselves (the built-in kernels serve again) and
+// run the built-in with another k than the call's, on the call's own tensors.
+std::unique_ptr<Library> g_override;
+
+TEST_CASE("an override that runs a built-in with other values gets its checks", "[checked_once]") {
+  const Tensor x = opreg::ones({4, 64}, DType::kFloat32);
+  const uint64_t before = CheckedOnce::TakenOnThisThread();
+  SECTION("the meta function: sized for k = 1, the out kernel runs with k = 32") {
+    g_override = std::make_unique<Library>(Library::IMPL, "opreg", DispatchKey::kMeta, "o.cc", 1);
+    g_override->impl("topk", [](const Tensor& t, int64_t, int64_t dim, bool largest) {
+      g_override.reset();
+      return opreg::ops::topk(t, 1, dim, largest);  // the built-in meta function, vouching
+    });
+    CHECK_THROWS_WITH(opreg::ops::topk(x, 32),
+                      Catch::Contains("expected shape [4, 32], got [4, 1]"));
+  }
+  SECTION("the out kernel: the call is for k = 1, the built-in out kernel runs with k = 32") {
+    g_override = std::make_unique<Library>(Library::IMPL, "opreg", DispatchKey::kCPU, "o.cc", 1);
+    g_override->impl("topk.out", [](const Tensor& t, int64_t, int64_t dim, bool largest,
+                                    Tensor& values, Tensor& indices) {
+      g_override.reset();
+      return opreg::ops::topk_out(t, 32, dim, largest, values, indices);
+    });
+    CHECK_THROWS_WITH(opreg::ops::topk(x, 1),
+                      Catch::Contains("expected shape [4, 32], got [4, 1]"));
+  }
+  g_override.reset();
+  CHECK(CheckedOnce::TakenOnThisThread() == before);
+  CHECK(std::get<0>(opreg::ops::topk(x, 2)).sizes() == opreg::IntArrayRef({4, 2}));
 }
 
 }  // namespace

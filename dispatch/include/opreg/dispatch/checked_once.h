@@ -9,29 +9,36 @@
 // can skip the repeat:
 //   - it names the two ops once, as a Pair it keeps private (a static object);
 //   - the meta function, once it has validated its arguments and made its results, calls
-//     Vouch(pair, inputs, outputs) with the tensors it received and the tensors it returns;
-//   - the out kernel calls Take(pair, tensors) and, when it returns true, skips the checks the
-//     meta function made (and those of the outs, which out resolution made from those results).
+//     Vouch(pair, inputs, values, outputs) with the tensors it received, its other arguments'
+//     values (as words) and the tensors it returns;
+//   - the out kernel calls Take(pair, tensors, values) with its tensors and its other arguments'
+//     values and, when it returns true, skips the checks the meta function made (and those of
+//     the outs, which out resolution made from those results).
 //
 // Take() is true only while out resolution on the calling thread is running the out variant's
 // kernel, and only when all of these hold:
 //   - the call being resolved is one of the pair's functional op, through an out-variant link to
 //     the pair's out op that passes the functional call's arguments on in their order (an
-//     automatic link, or an explicit one without meta-only arguments): the out kernel then gets
-//     the very values the meta function saw, numbers and flags included;
+//     automatic link, or an explicit one without meta-only arguments);
 //   - the meta function out resolution ran for this call vouched for the pair, for exactly the
-//     meta copies it was given and the results it returned. A vouch made by a nested call (a meta
-//     function of another op that calls this op's meta function on tensors of its own) is for
-//     another op, and does not count;
+//     meta copies it was given and the results it returned (a vouch made by a nested call for
+//     another op's call does not count);
 //   - `tensors` are the very tensors of the out-variant call: the defined tensors of its stack,
-//     in order (inputs and fresh outs).
-// It is true at most once per call: the first Take() ends it. A direct `.out` call, an out
-// variant called with other tensors, a functional op linked to another out op, or a pair's
-// functional op whose meta function is not the library's (an override registered since: it
-// cannot vouch for a pair it cannot name) all get false, and the kernel checks everything.
+//     in order (inputs and fresh outs);
+//   - `values` are the values the meta function vouched with.
+// It is true at most once per call: the first Take() ends it. So the kernel skips its checks
+// only for arguments the library's meta function validated: the same tensors (their sizes,
+// strides and dtypes are those of the meta copies), the same other values, and outs made from
+// the results it computed from them. A direct `.out` call outside out resolution, an out
+// variant called with other tensors or values, a functional op linked to another out op, and a
+// functional call whose meta function does not vouch (an override registered since) all get
+// false, and the kernel checks everything. (Kernel code that calls the library's meta function
+// or kernels itself, inside such a call, can at most get true for what was validated.)
 //
 // The tensor lists follow one rule: the defined tensors in argument order, the items of a
 // `Tensor[]` or `Tensor?[]` one by one, an absent `Tensor?` left out; at most kMaxTensors. The
+// values are the non-tensor arguments the checks depend on, in one order the library chooses,
+// as Word()s (equal words must mean equal values); at most kMaxValues. The
 // tensors are compared by identity (their TensorImpl): every tensor compared is alive when it is
 // compared (the meta copies and the out call's stack outlive the comparisons, and a meta
 // function vouches for the results it is returning).
@@ -46,6 +53,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 
 #include "opreg/core/tensor.h"
@@ -56,8 +64,20 @@ class OperatorEntry;
 
 class CheckedOnce {
  public:
-  // Calls with more tensors than this are never vouched for (they are checked in full).
+  // Calls with more tensors or values than these are never vouched for (they are checked in
+  // full).
   static constexpr size_t kMaxTensors = 8;
+  static constexpr size_t kMaxValues = 8;
+
+  // Argument values as words, for Vouch and Take.
+  static uint64_t Word(int64_t v) { return static_cast<uint64_t>(v); }
+  static uint64_t Word(bool v) { return v ? 1 : 0; }
+  static uint64_t Word(double v) {
+    uint64_t bits;
+    static_assert(sizeof(bits) == sizeof(v));
+    std::memcpy(&bits, &v, sizeof(v));
+    return bits;
+  }
 
   // A functional op and its out variant, by qualified name ("ns::op", "ns::op.out"). Constant-
   // initialized, never copied: define one per pair as a static object. The names must outlive it
@@ -79,14 +99,17 @@ class CheckedOnce {
     mutable std::atomic<const OperatorEntry*> out_entry_{nullptr};
   };
 
-  // Called by a meta function after it validated `inputs` (the tensors it was given) and made
-  // `outputs` (the tensors it returns). Does nothing outside out resolution. Never throws.
+  // Called by a meta function after it validated `inputs` (the tensors it was given) and
+  // `values` (its other arguments) and made `outputs` (the tensors it returns). Does nothing
+  // outside out resolution. Never throws.
   static void Vouch(const Pair& pair, std::initializer_list<const Tensor*> inputs,
+                    std::initializer_list<uint64_t> values,
                     std::initializer_list<const Tensor*> outputs) noexcept;
 
-  // True when the out kernel may skip the checks its meta function made (see above). Never
-  // throws.
-  static bool Take(const Pair& pair, std::initializer_list<const Tensor*> tensors) noexcept;
+  // True when the out kernel, called with `tensors` and `values`, may skip the checks its meta
+  // function made (see above). Never throws.
+  static bool Take(const Pair& pair, std::initializer_list<const Tensor*> tensors,
+                   std::initializer_list<uint64_t> values) noexcept;
 
   // How many Take() calls returned true on this thread so far (for tests).
   static uint64_t TakenOnThisThread() noexcept;
