@@ -16,25 +16,26 @@ thread_local uint64_t t_taken = 0;
 
 }  // namespace
 
-void TensorIdentities::Add(const Tensor& t) {
+void TensorIdentities::Add(const Tensor& t, Tensor* hold) {
   if (!t.defined()) return;
   if (size == impls.size()) {
     overflow = true;
     return;
   }
+  if (hold != nullptr) hold[size] = t;
   impls[size++] = t.unsafe_get_impl();
 }
 
-void TensorIdentities::AddTensorsOf(const IValue* values, size_t n) {
+void TensorIdentities::AddTensorsOf(const IValue* values, size_t n, Tensor* hold) {
   for (size_t i = 0; i < n; ++i) {
     const IValue& v = values[i];
     if (v.isTensor()) {
-      Add(v.toTensor());
+      Add(v.toTensor(), hold);
     } else if (v.isTensorList()) {
-      for (const Tensor& t : v.toTensorList()) Add(t);
+      for (const Tensor& t : v.toTensorList()) Add(t, hold);
     } else if (v.isOptionalTensorList()) {
       for (const auto& t : v.toOptionalTensorList()) {
-        if (t) Add(*t);
+        if (t) Add(*t, hold);
       }
     }
   }
@@ -101,7 +102,7 @@ void CheckedOnceScope::EndMeta(const IValue* results, size_t n) {
 void CheckedOnceScope::Arm(const IValue* stack, size_t n) {
   if (phase_ != Phase::kAfterMeta) return;
   expected_ = TensorIdentities();
-  expected_.AddTensorsOf(stack, n);
+  expected_.AddTensorsOf(stack, n, held_.data());
   phase_ = Phase::kArmed;
 }
 
@@ -134,7 +135,9 @@ bool CheckedOnceScope::Take(const CheckedOnce::Pair& pair,
   for (const Tensor* t : tensors) {
     if (t != nullptr) given.Add(*t);
   }
-  if (!given.SameAs(expected_)) return false;
+  const bool same = given.SameAs(expected_);  // compared while `held_` keeps them alive
+  held_ = {};
+  if (!same) return false;
   ++t_taken;
   return true;
 }

@@ -19,9 +19,10 @@ struct TensorIdentities {
   uint8_t size = 0;
   bool overflow = false;
 
-  void Add(const Tensor& t);
+  // Records `t`; with `hold`, also keeps a handle to it in hold[its index].
+  void Add(const Tensor& t, Tensor* hold = nullptr);
   // The defined tensors among `n` values (tensors and tensor lists), in order.
-  void AddTensorsOf(const IValue* values, size_t n);
+  void AddTensorsOf(const IValue* values, size_t n, Tensor* hold = nullptr);
   bool SameAs(const TensorIdentities& other) const;
 };
 
@@ -80,6 +81,10 @@ class CheckedOnceScope {
   Phase phase_ = Phase::kBeforeMeta;
   const CheckedOnce::Pair* vouched_ = nullptr;  // after EndMeta: the confirmed pair, or null
   TensorIdentities expected_;  // kInMeta: the copies; kArmed: the out call's tensors
+  // kArmed: handles to the out call's tensors, so that none of them is freed or recycled (and
+  // its object refilled with another layout) while its address stands for it; dropped when the
+  // first Take() ends the call's chance.
+  std::array<Tensor, CheckedOnce::kMaxTensors> held_;
   TensorIdentities vouched_inputs_;
   TensorIdentities vouched_outputs_;
   ValueWords vouched_values_;

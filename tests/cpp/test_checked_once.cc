@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "opreg/core/error.h"
+#include "opreg/core/recycled_tensors.h"
 #include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/checked_once.h"
 #include "opreg/dispatch/library.h"
@@ -19,9 +20,13 @@ using opreg::Device;
 using opreg::Dispatcher;
 using opreg::DispatchKey;
 using opreg::DType;
+using opreg::IValue;
 using opreg::Library;
+using opreg::OperatorHandle;
 using opreg::OperatorName;
+using opreg::RecycledTensors;
 using opreg::SourceLocation;
+using opreg::Stack;
 using opreg::Tensor;
 
 const CheckedOnce::Pair kPair{"once::f", "once::f.out"};
@@ -271,6 +276,25 @@ TEST_CASE("an override that runs a built-in with other values gets its checks", 
     });
     CHECK_THROWS_WITH(opreg::ops::topk(x, 1),
                       Catch::Contains("expected shape [4, 32], got [4, 1]"));
+  }
+  SECTION("the out kernel: the input's object refilled with a larger layout (same address)") {
+    g_override = std::make_unique<Library>(Library::IMPL, "opreg", DispatchKey::kCPU, "o.cc", 1);
+    g_override->impl("topk.out", [](const OperatorHandle& op, Stack* stack) {
+      g_override.reset();
+      // Gives the input's object back to the thread's cache (when nothing else holds it) and
+      // takes one for a 100 times larger tensor: the same object when it was recycled.
+      static std::vector<float> big(400 * 64, 1.0f);
+      Tensor input = std::move((*stack)[0]).toTensor();
+      RecycledTensors::Give(&input);
+      (*stack)[0] = IValue(RecycledTensors::FromBlob(
+          big.data(), {400, 64}, {64, 1}, DType::kFloat32, Device::cpu(), nullptr, nullptr));
+      op.CallBoxed(stack);
+    });
+    // Boxed, so that the stack holds the only handle to the input.
+    Stack stack{IValue(opreg::ones({4, 64}, DType::kFloat32)), IValue(int64_t{32}),
+                IValue(int64_t{-1}), IValue(true)};
+    CHECK_THROWS_WITH(Dispatcher::Get().FindOpOrThrow("opreg::topk").CallBoxed(&stack),
+                      Catch::Contains("expected shape [400, 32], got [4, 32]"));
   }
   g_override.reset();
   CHECK(CheckedOnce::TakenOnThisThread() == before);
