@@ -93,10 +93,13 @@ void CheckedOnceScope::EndMeta(const IValue* results, size_t n) {
   // op's call.
   TensorIdentities returned;
   returned.AddTensorsOf(results, n);
+  // (The vouched outputs are compared while `held_` keeps them alive; the inputs, as copies,
+  // are kept by the meta run.)
   if (!in_order_ || !vouched_->Names(functional_, out_) || !vouched_inputs_.SameAs(expected_) ||
       !vouched_outputs_.SameAs(returned)) {
     vouched_ = nullptr;
   }
+  held_ = {};
 }
 
 void CheckedOnceScope::Arm(const IValue* stack, size_t n) {
@@ -115,11 +118,12 @@ void CheckedOnceScope::Vouch(const CheckedOnce::Pair& pair,
   vouched_values_ = ValueWords(values);
   vouched_inputs_ = TensorIdentities();
   vouched_outputs_ = TensorIdentities();
+  held_ = {};
   for (const Tensor* t : inputs) {
     if (t != nullptr) vouched_inputs_.Add(*t);
   }
   for (const Tensor* t : outputs) {
-    if (t != nullptr) vouched_outputs_.Add(*t);
+    if (t != nullptr) vouched_outputs_.Add(*t, held_.data());
   }
 }
 

@@ -81,9 +81,9 @@ class CheckedOnceScope {
   Phase phase_ = Phase::kBeforeMeta;
   const CheckedOnce::Pair* vouched_ = nullptr;  // after EndMeta: the confirmed pair, or null
   TensorIdentities expected_;  // kInMeta: the copies; kArmed: the out call's tensors
-  // kArmed: handles to the out call's tensors, so that none of them is freed or recycled (and
-  // its object refilled with another layout) while its address stands for it; dropped when the
-  // first Take() ends the call's chance.
+  // Handles to the tensors whose addresses stand for them, so that none of them is freed or
+  // recycled (its object refilled with another layout) meanwhile: kInMeta, the vouched results,
+  // until EndMeta; kArmed, the out call's tensors, until the first Take().
   std::array<Tensor, CheckedOnce::kMaxTensors> held_;
   TensorIdentities vouched_inputs_;
   TensorIdentities vouched_outputs_;

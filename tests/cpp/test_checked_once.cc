@@ -277,6 +277,20 @@ TEST_CASE("an override that runs a built-in with other values gets its checks", 
     CHECK_THROWS_WITH(opreg::ops::topk(x, 1),
                       Catch::Contains("expected shape [4, 32], got [4, 1]"));
   }
+  SECTION("the meta function: the vouched result's object refilled with a smaller layout") {
+    g_override = std::make_unique<Library>(Library::IMPL, "opreg", DispatchKey::kMeta, "o.cc", 1);
+    g_override->impl("topk", [](const Tensor& t, int64_t k, int64_t dim, bool largest) {
+      g_override.reset();
+      auto [values, indices] = opreg::ops::topk(t, k, dim, largest);  // vouched for
+      // Gives the result's object back to the thread's cache (when nothing else holds it); the
+      // next meta tensor made takes it: the same address, a smaller layout.
+      RecycledTensors::Give(&values, opreg::RecyclePool::kOwned);
+      Tensor smaller = opreg::empty({4, 1}, DType::kFloat32, Device::meta());
+      return std::make_tuple(smaller, indices);
+    });
+    CHECK_THROWS_WITH(opreg::ops::topk(x, 32),
+                      Catch::Contains("expected shape [4, 32], got [4, 1]"));
+  }
   SECTION("the out kernel: the input's object refilled with a larger layout (same address)") {
     g_override = std::make_unique<Library>(Library::IMPL, "opreg", DispatchKey::kCPU, "o.cc", 1);
     g_override->impl("topk.out", [](const OperatorHandle& op, Stack* stack) {

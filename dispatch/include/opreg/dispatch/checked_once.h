@@ -40,10 +40,11 @@
 // values are the non-tensor arguments the checks depend on, in one order the library chooses,
 // as Word()s (equal words must mean equal values); at most kMaxValues. Tensors are compared by
 // identity (their TensorImpl), so each must stay the tensor it was while its address stands for
-// it: the meta copies are held by the meta run until it is over, a meta function vouches for the
-// results it is returning, and out resolution holds a handle to each tensor of the out call from
-// the moment it arms the call to the first Take() (so none can be freed, or recycled and refilled
-// with another layout, in between; opreg tensors have no other way to change their layout).
+// it: the meta copies are held by the meta run until it is over, the scope holds a handle to
+// each vouched result until the meta run ends, and out resolution holds a handle to each tensor
+// of the out call from the moment it arms the call to the first Take(). So none can be freed,
+// or recycled and refilled with another layout, in between; opreg tensors have no other way to
+// change their layout.
 //
 // What the out kernel must still check: what the meta function cannot see. It runs on meta
 // copies, so it cannot tell which device (or device index) each input is on.
