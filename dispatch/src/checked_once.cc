@@ -17,13 +17,14 @@ thread_local uint64_t t_taken = 0;
 }  // namespace
 
 void TensorIdentities::Add(const Tensor& t, Tensor* hold) {
-  if (!t.defined()) return;
+  // An undefined tensor takes a slot of its own (a null identity), so that the tensors after it
+  // keep their places: roles cannot shift by leaving a required tensor undefined.
   if (size == impls.size()) {
     overflow = true;
     return;
   }
-  if (hold != nullptr) hold[size] = t;
-  impls[size++] = t.unsafe_get_impl();
+  if (hold != nullptr && t.defined()) hold[size] = t;
+  impls[size++] = t.unsafe_get_impl();  // null for an undefined tensor
 }
 
 void TensorIdentities::AddTensorsOf(const IValue* values, size_t n, Tensor* hold) {

@@ -12,8 +12,8 @@
 
 namespace opreg::internal {
 
-// The TensorImpls of a few tensors, in order; `overflow` when there were too many to record
-// (such a list never matches).
+// The TensorImpls of a few tensors, in order (null for an undefined tensor); `overflow` when
+// there were too many to record (such a list never matches).
 struct TensorIdentities {
   std::array<const TensorImpl*, CheckedOnce::kMaxTensors> impls{};
   uint8_t size = 0;
@@ -21,7 +21,8 @@ struct TensorIdentities {
 
   // Records `t`; with `hold`, also keeps a handle to it in hold[its index].
   void Add(const Tensor& t, Tensor* hold = nullptr);
-  // The defined tensors among `n` values (tensors and tensor lists), in order.
+  // The tensors among `n` values (tensors and the items of tensor lists; a None is not one), in
+  // order.
   void AddTensorsOf(const IValue* values, size_t n, Tensor* hold = nullptr);
   bool SameAs(const TensorIdentities& other) const;
 };

@@ -266,7 +266,7 @@ void CheckLinearOut(std::string_view op, const Tensor& x, const Tensor& weight,
   const Tensor b = bias ? *bias : Tensor();
   const NamedTensor nx{"x", 0, &x}, nw{"weight", 1, &weight}, nb{"bias", 2, &b};
   CheckOn(op, {nx, nw, nb}, device);
-  if (CheckedByMeta(CheckedOp::kLinear, {&x, &weight, &b, &out})) return;
+  if (CheckedByMeta(CheckedOp::kLinear, {&x, &weight, bias ? &b : nullptr, &out})) return;
   const TensorMeta m = InferLinear(op, x, weight, bias);
   CheckOut(op, "out", 3, out, m.sizes, m.dtype, device);
   CheckNoAlias(op, "out", 3, out, {nx, nw, nb});

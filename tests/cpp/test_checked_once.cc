@@ -34,7 +34,7 @@ const CheckedOnce::Pair kOtherPair{"once::g", "once::g.out"};
 
 // What the test op's meta function does, and how its out kernel asks.
 enum class Meta { kVouch, kVouchOtherPair, kVouchOtherResult, kVouchOtherInput, kSilent };
-enum class Out { kTake, kTakeSwapped, kTakeOtherValue, kTakeTwice };
+enum class Out { kTake, kTakeSwapped, kTakeOtherValue, kTakeUndefinedFirst, kTakeTwice };
 Meta g_meta = Meta::kVouch;
 Out g_out = Out::kTake;
 std::vector<bool> g_taken;  // each Take() of the out kernel, in order
@@ -75,6 +75,11 @@ Tensor& FOut(const Tensor& x, int64_t k, Tensor& out) {
     case Out::kTakeSwapped:
       g_taken.push_back(CheckedOnce::Take(kPair, {&out, &x}, {w}));
       break;
+    case Out::kTakeUndefinedFirst: {  // an undefined tensor keeps its place in the list
+      const Tensor undefined;
+      g_taken.push_back(CheckedOnce::Take(kPair, {&undefined, &x, &out}, {w}));
+      break;
+    }
     case Out::kTakeOtherValue:
       g_taken.push_back(CheckedOnce::Take(kPair, {&x, &out}, {w + 1}));
       break;
@@ -137,6 +142,9 @@ TEST_CASE("a functional call's out kernel may skip what its meta function vouche
   }
   SECTION("the out kernel's values must be those vouched for") {
     CHECK(taken_with(Meta::kVouch, Out::kTakeOtherValue) == std::vector<bool>{false});
+  }
+  SECTION("an undefined tensor is not left out") {
+    CHECK(taken_with(Meta::kVouch, Out::kTakeUndefinedFirst) == std::vector<bool>{false});
   }
   SECTION("the out kernel's tensors must be the call's, in order") {
     CHECK(taken_with(Meta::kVouch, Out::kTakeSwapped) == std::vector<bool>{false});

@@ -23,8 +23,8 @@
 //   - the meta function out resolution ran for this call vouched for the pair, for exactly the
 //     meta copies it was given and the results it returned (a vouch made by a nested call for
 //     another op's call does not count);
-//   - `tensors` are the very tensors of the out-variant call: the defined tensors of its stack,
-//     in order (inputs and fresh outs);
+//   - `tensors` are the very tensors of the out-variant call: the tensors of its stack, in order
+//     (inputs and fresh outs);
 //   - `values` are the values the meta function vouched with.
 // It is true at most once per call: the first Take() ends it. So the kernel skips its checks
 // only for arguments the library's meta function validated: the same tensors (their sizes,
@@ -35,8 +35,10 @@
 // false, and the kernel checks everything. (Kernel code that calls the library's meta function
 // or kernels itself, inside such a call, can at most get true for what was validated.)
 //
-// The tensor lists follow one rule: the defined tensors in argument order, the items of a
-// `Tensor[]` or `Tensor?[]` one by one, an absent `Tensor?` left out; at most kMaxTensors. The
+// The tensor lists follow one rule: the tensors in argument order, the items of a `Tensor[]` or
+// `Tensor?[]` one by one, an absent `Tensor?` (None; nullptr in a list given here) left out, an
+// undefined tensor kept in its place (so that no tensor can take another's role); at most
+// kMaxTensors. The
 // values are the non-tensor arguments the checks depend on, in one order the library chooses,
 // as Word()s (equal words must mean equal values); at most kMaxValues. Tensors are compared by
 // identity (their TensorImpl), so each must stay the tensor it was while its address stands for
