@@ -255,8 +255,8 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, DType dtype
   StorageImpl* raw = storage.get();
   Tensor t(make_intrusive<TensorImpl>(Storage(std::move(storage)), sizes, strides, 0, dtype,
                                       layout.numel));
-  // Nothing can throw any more: the storage takes `owner`.
-  raw->set_data_ptr(DataPtr(data, owner, release, device));
+  // Nothing can throw any more: the storage, made without an owner just above, takes `owner`.
+  raw->AdoptOwner(owner, release);
   return t;
 }
 

@@ -151,6 +151,29 @@ TEST_CASE("empty_strided and from_blob") {
       Catch::StartsWith("from_blob(): negative stride -1 in dim 0 is not supported"));
 }
 
+TEST_CASE("a storage's buffer cannot be replaced, only a missing owner supplied") {
+  std::vector<float> data = {1, 2, 3, 4};
+  int released = 0;
+  auto count = [](void* context) { ++*static_cast<int*>(context); };
+  {
+    Tensor t =
+        opreg::from_blob(data.data(), {4}, {1}, DType::kFloat32, Device::cpu(), &released, count);
+    opreg::StorageImpl* storage = t.storage().unsafe_get();
+    // It has an owner: another is refused, and the buffer stays.
+    CHECK_FALSE(storage->AdoptOwner(nullptr, nullptr));
+    CHECK(storage->data() == data.data());
+    CHECK(storage->nbytes() == 16);
+  }
+  CHECK(released == 1);
+  // A non-owning storage takes an owner once, for the same buffer.
+  Tensor borrowed = opreg::from_blob(data.data(), {4}, {1}, DType::kFloat32);
+  CHECK(borrowed.storage().unsafe_get()->AdoptOwner(&released, count));
+  CHECK_FALSE(borrowed.storage().unsafe_get()->AdoptOwner(&released, count));
+  CHECK(borrowed.data_ptr() == data.data());
+  borrowed = Tensor();
+  CHECK(released == 2);
+}
+
 TEST_CASE("size, stride and dim wrapping") {
   Tensor t = opreg::empty({2, 3, 4}, DType::kFloat32);
   CHECK(t.size(0) == 2);

@@ -26,9 +26,16 @@ class StorageImpl : public intrusive_ptr_target {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return data_ptr_.device(); }
   const DataPtr& data_ptr() const { return data_ptr_; }
-  // Replaces the owner of the buffer (the DLPack import validates a layout on a non-owning
-  // storage, then hands it the owner). Only while no other thread uses this storage.
-  void set_data_ptr(DataPtr data_ptr) { data_ptr_ = std::move(data_ptr); }
+  // Gives a storage made without an owner (its DataPtr has no deleter and no context) the owner
+  // of its buffer: from_blob() validates a layout on a non-owning storage, then hands it the
+  // owner. The buffer, its size and its device stay as they are (no call can point a storage at
+  // other memory). Returns false, changing nothing, when the storage has an owner already. Only
+  // while no other thread uses this storage.
+  bool AdoptOwner(void* owner, DataPtr::DeleterFn release) noexcept {
+    if (data_ptr_.deleter() != nullptr || data_ptr_.context() != nullptr) return false;
+    data_ptr_ = DataPtr(data_ptr_.get(), owner, release, data_ptr_.device());
+    return true;
+  }
   // Memory its owner lent for reading only (a read-only NumPy array, a DLPack tensor flagged
   // read-only): opreg's writes to it (copy_, written op arguments) are refused. Set once, by
   // the import that creates the storage, before the tensor is shared.
