@@ -105,6 +105,10 @@ void CheckedOnceScope::EndMeta(const IValue* results, size_t n) {
 
 void CheckedOnceScope::Arm(const IValue* stack, size_t n) {
   if (phase_ != Phase::kAfterMeta) return;
+  if (vouched_ == nullptr) {  // nothing to take (every op whose meta function does not vouch):
+    phase_ = Phase::kDone;    // no identities recorded, no handles held
+    return;
+  }
   expected_ = TensorIdentities();
   expected_.AddTensorsOf(stack, n, held_.data());
   phase_ = Phase::kArmed;
