@@ -11,6 +11,7 @@ PYBIND11_MODULE(_C, m) {
   InitTensor(m);
   InitFrameworkTensors(m);
   InitTorchBridge(m);
+  InitTorchPythonKernel(m);
   InitDefineListener(m);
   InitOps(m);
   InitLibrary(m);

@@ -174,6 +174,8 @@ class OriginStreamScope {
 };
 void InitFrameworkTensors(py::module_& m);
 void InitTorchBridge(py::module_& m);
+// ---- torch_python_kernel.cc ----
+void InitTorchPythonKernel(py::module_& m);
 // ---- define_listener.cc ----
 void InitDefineListener(py::module_& m);
 

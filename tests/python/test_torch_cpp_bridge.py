@@ -389,3 +389,69 @@ def test_a_cpp_kernel_with_str_and_int_list_arguments_is_reached_through_torch_o
     assert opreg.ops._opreg_test.noop_args(x, "fp8", []) is None
     with pytest.raises((TypeError, RuntimeError), match=r"dims"):
         torch.ops._opreg_test.noop_args(x, "auto", ["a"])
+
+
+_FRAMES_SCRIPT = r"""
+import json, os, sys, torch, opreg, opreg.torch
+package = os.path.dirname(opreg.__file__)
+ops = torch.ops.opreg
+seen = {}
+for mode, context in [("grad", torch.enable_grad), ("no_grad", torch.no_grad),
+                      ("inference_mode", torch.inference_mode)]:
+    with context():
+        x, r, w = torch.randn(4, 8), torch.randn(4, 8), torch.rand(8) + 0.5
+        b, out = torch.randn(3, 8), torch.empty(4, 8)
+        calls = {
+            "add": lambda: ops.add(x, x, alpha=2),  # Scalar: not in the stable C ABI
+            "add.out": lambda: ops.add.out(x, x, alpha=2, out=out),
+            "mul": lambda: ops.mul(x, x),
+            "rms_norm": lambda: ops.rms_norm(x, w, 1e-6),
+            "fused_add_rms_norm_": lambda: ops.fused_add_rms_norm_(x, r, w, 1e-6),
+            "silu_and_mul": lambda: ops.silu_and_mul(x),
+            "softmax": lambda: ops.softmax(x, -1),
+            "topk": lambda: ops.topk(x, 2, -1),
+            "linear": lambda: ops.linear(x, b, None),
+            "per_token_quant": lambda: ops.per_token_quant(x, torch.int8),
+        }
+        for name, call in calls.items():
+            frames = []
+
+            def profile(frame, event, arg):
+                if event == "call" and frame.f_code.co_filename.startswith(package):
+                    frames.append(frame.f_code.co_name)
+
+            sys.setprofile(profile)
+            try:
+                result = call()
+            finally:
+                sys.setprofile(None)
+            if name == "add.out":
+                assert result is out
+            seen[f"{name} {mode}"] = frames
+json.dump({"frames": seen, "python_kernels": sorted(opreg.torch.python_kernels())},
+          open(sys.argv[1], "w"))
+"""
+
+
+@needs_ops
+@pytest.mark.parametrize("kernels", ["default", "OPREG_TORCH_PYTHON_KERNELS=1"])
+def test_no_opreg_python_frame_on_builtin_calls(tmp_path, kernels):
+    # Every built-in op, in its functional, in-place and out forms and in every autograd mode,
+    # runs no Python function of the opreg package when called through torch.ops: through the
+    # C bridge, or where the stable C ABI cannot carry an argument (opreg::add's Scalar alpha),
+    # or with Python kernels forced, through a C callable torch calls on its Python-kernel path.
+    import json
+    import os
+    import subprocess
+    import sys
+    script, out = tmp_path / "frames.py", tmp_path / "frames.json"
+    script.write_text(_FRAMES_SCRIPT)
+    env = dict(os.environ)
+    env.pop("OPREG_TORCH_PYTHON_KERNELS", None)
+    if kernels != "default":
+        env["OPREG_TORCH_PYTHON_KERNELS"] = "1"
+    subprocess.run([sys.executable, str(script), str(out)], env=env, check=True, timeout=300)
+    report = json.loads(out.read_text())
+    assert "opreg::add" in report["python_kernels"]  # the case this test is about
+    assert len(report["frames"]) == 30
+    assert {call: frames for call, frames in report["frames"].items() if frames} == {}

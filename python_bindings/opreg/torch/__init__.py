@@ -24,8 +24,9 @@ Each torch op gets:
   are their mutated arguments (`foo_`, `foo.out`: their Python decomposition onto a `-> ()`
   companion op, which torch's functionalization needs, serves only tracing). Other ops (a
   `Scalar`, `str` or list argument), and every op on older torch or with
-  OPREG_TORCH_PYTHON_KERNELS=1 in the environment, get a Python kernel that passes torch
-  tensors through torch's C DLPack exchange API; `python_kernels()` lists them with the reason.
+  OPREG_TORCH_PYTHON_KERNELS=1 in the environment, get a kernel on torch's Python-kernel path
+  that is a C callable (no Python frame) passing torch tensors through torch's C DLPack exchange
+  API; `python_kernels()` lists them with the reason.
   Errors name the op and argument either way; through the C++ kernel torch raises them as
   RuntimeError;
 - a fake implementation derived from the op's opreg Meta kernel, so FakeTensor tracing (and
@@ -104,8 +105,8 @@ def skipped() -> Dict[str, str]:
 
 
 def python_kernels() -> Dict[str, str]:
-    """Torch ops whose CPU/CUDA kernel is a Python function calling opreg rather than opreg's C++
-    entry point, with why (an argument type the C++ bridge does not carry, torch older than
+    """Torch ops whose CPU/CUDA kernel torch calls through its Python-kernel path (a C callable
+    of opreg._C: no Python frame) rather than opreg's C++ entry point, with why (an argument type the C++ bridge does not carry, torch older than
     2.11); every other registered op's backend kernel is that C++ entry point."""
     with RECORDS.lock:
         return RECORDS.python_kernels()

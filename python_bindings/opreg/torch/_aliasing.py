@@ -69,4 +69,4 @@ def register_aliasing(record: TorchOpRecord, opreg_op: Any, text: str, schema: A
         return results[0] if single else results
 
     lib.impl(target, decomposition, "CompositeImplicitAutograd")
-    _kernels.register_cpp_kernel(opreg_op, schema, lib, target, qualified)
+    _kernels.register_eager_kernel(opreg_op, schema, lib, target, qualified)

@@ -1,6 +1,7 @@
 """The CPU/CUDA kernels opreg.torch gives each torch op, and what surrounds them: the C++ entry
-point registered through torch's stable C ABI where the bridge carries the op's argument types
-(no Python frame on the call path), a Python kernel otherwise; the Negative-key kernel
+point registered through torch's stable C ABI where the bridge carries the op's argument types,
+a C callable called through torch's Python-kernel path otherwise (a Scalar argument); neither
+runs a Python frame on the call path. Around them: the Negative-key kernel
 (_math_bits); the written tensors' version bumps; the op's fake (_fakes).
 """
 from __future__ import annotations
@@ -34,14 +35,6 @@ def has_tensor_arguments(schema: Any) -> bool:
     return any("Tensor" in str(a.type) for a in schema.arguments)
 
 
-def _as_torch(value: Any) -> Any:
-    if isinstance(value, _C.Tensor):
-        return torch.from_dlpack(value)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_as_torch(v) for v in value)
-    return value
-
-
 def _written_arguments(schema: Any) -> List[Tuple[int, str]]:
     """(index, name) of each argument the op writes (`Tensor(a!)`)."""
     return [(i, a.name) for i, a in enumerate(schema.arguments)
@@ -67,20 +60,14 @@ def _bump_versions(op_name: str, written: List[Tuple[int, str]], args: Sequence[
 
 
 def _python_kernel(opreg_op: Any, schema: Any) -> Callable[..., Any]:
-    """The Python CPU/CUDA kernel: the written tensors' versions bumped (as the C++ kernels do,
-    before the call), then the opreg op, zero-copy (results come back as torch tensors)."""
-    written = _written_arguments(schema)
-    name = opreg_op.name
-    if not schema.returns:
-        def mutating_kernel(*args: Any, **kwargs: Any) -> None:
-            _bump_versions(name, written, args, kwargs)
-            opreg_op(*args, **kwargs)
-        return mutating_kernel
-
-    def kernel(*args: Any, **kwargs: Any) -> Any:
-        _bump_versions(name, written, args, kwargs)
-        return _as_torch(opreg_op(*args, **kwargs))
-    return kernel
+    """The kernel torch calls through its Python-kernel path where the C bridge cannot carry the
+    op's argument types: a C callable (no Python frame), which bumps the written tensors'
+    versions (as the C++ kernels do, before the call), then calls the opreg op, zero-copy
+    (results come back as torch tensors)."""
+    return _C._TorchPythonKernel(opreg_op, opreg_op.name, _written_arguments(schema),
+                                 not schema.returns, torch._C._increment_version,
+                                 torch.is_inference_mode_enabled,
+                                 torch.from_dlpack, torch.Tensor)
 
 
 def register_kernels(record: TorchOpRecord, opreg_op: Any, schema: Any,
@@ -105,12 +92,21 @@ def register_kernels(record: TorchOpRecord, opreg_op: Any, schema: Any,
         record.fake_refused = str(e)
 
 
-def register_cpp_kernel(opreg_op: Any, schema: Any, lib: torch.library.Library, target: str,
+def register_eager_kernel(opreg_op: Any, schema: Any, lib: torch.library.Library, target: str,
                         qualified: str) -> bool:
-    """Gives an op whose returns are its written arguments the C++ kernel at CPU/CUDA, sharing
-    its companion's trampoline (same owner, same opreg op); False where the bridge cannot."""
-    if C_BRIDGE_UNAVAILABLE or not has_tensor_arguments(schema) or _C._torch_bridge_impl(
+    """Gives an op whose returns are its written arguments its own kernel at CPU/CUDA, so that
+    eager calls skip its tracing decomposition: the C++ kernel, sharing its companion's trampoline
+    (same owner, same opreg op), or where the bridge cannot carry its arguments the C callable of
+    _python_kernel. True for the C++ kernel; False otherwise (an op without tensor arguments gets
+    neither, and keeps the decomposition)."""
+    if not has_tensor_arguments(schema):
+        return False
+    if C_BRIDGE_UNAVAILABLE or _C._torch_bridge_impl(
             opreg_op.name, qualified.split("::", 1)[0], target, ["CPU", "CUDA"], qualified):
+        kernel = _python_kernel(opreg_op, schema)
+        for key in ("CPU", "CUDA"):
+            lib.impl(target, kernel, key)
+        register_beside_cpp_kernel(qualified, schema, lib, target, cpp_kernel=False)
         return False
     register_beside_cpp_kernel(qualified, schema, lib, target, cpp_kernel=True)
     return True

@@ -26,7 +26,7 @@ class TorchOpRecord:
     libs: List[torch.library.Library] = field(default_factory=list)
     companion: Optional[str] = None  # "opreg_mut::..." behind an op returning written args
     owner: Optional[str] = None  # a companion's op
-    python_kernel: str = ""  # why its CPU/CUDA kernel is Python ('' for the C++ one)
+    python_kernel: str = ""  # why its CPU/CUDA kernel is on torch's Python-kernel path ('': C++)
     fake_refused: str = ""  # why torch took no fake for it ('' when it took one)
     torch_fake: Optional[Callable[..., Any]] = None  # given to opreg.torch.register_fake
     autograd_lib: Optional[torch.library.Library] = None  # register_autograd's, if any
