@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "memory_overlap.h"
 #include "opreg/core/error.h"
 #include "opreg/core/string_util.h"
 
@@ -138,16 +139,27 @@ bool MemoryOverlaps(const Tensor& a, const Tensor& b) {
   if (!a.defined() || !b.defined() || a.numel() == 0 || b.numel() == 0) return false;
   auto [alo, ahi] = ByteExtent(a);
   auto [blo, bhi] = ByteExtent(b);
+  // Byte offsets of each view's first element from one origin: the storage's start, or for two
+  // storages, address 0 (the same NumPy array or torch tensor passed twice is imported twice, so
+  // different storages can hold the same bytes; meta tensors hold none).
+  int64_t a_origin = 0, b_origin = 0;
   if (!a.is_alias_of(b)) {
-    // Different storages can still hold the same bytes: the same NumPy array or torch tensor
-    // passed twice is imported twice. Compare addresses on one device (meta tensors hold none).
     const auto* pa = static_cast<const char*>(a.storage().data());
     const auto* pb = static_cast<const char*>(b.storage().data());
     if (pa == nullptr || pb == nullptr || a.device() != b.device()) return false;
-    const auto base_a = reinterpret_cast<uintptr_t>(pa), base_b = reinterpret_cast<uintptr_t>(pb);
-    return base_a + alo < base_b + bhi && base_b + blo < base_a + ahi;
+    a_origin = static_cast<int64_t>(reinterpret_cast<uintptr_t>(pa));
+    b_origin = static_cast<int64_t>(reinterpret_cast<uintptr_t>(pb));
   }
-  return alo < bhi && blo < ahi;
+  if (!(a_origin + alo < b_origin + bhi && b_origin + blo < a_origin + ahi)) return false;
+  // The spans meet; whether an element is shared depends on the strides (slices of one row-major
+  // buffer interleave without sharing one).
+  const int64_t ia = static_cast<int64_t>(a.itemsize()), ib = static_cast<int64_t>(b.itemsize());
+  DimVector a_strides(a.strides().begin(), a.strides().end());
+  DimVector b_strides(b.strides().begin(), b.strides().end());
+  for (int64_t& s : a_strides) s *= ia;
+  for (int64_t& s : b_strides) s *= ib;
+  const int64_t delta = (b_origin + b.storage_offset() * ib) - (a_origin + a.storage_offset() * ia);
+  return internal::ViewsShareAByte({a.sizes(), a_strides, ia}, {b.sizes(), b_strides, ib}, delta);
 }
 
 void CheckNoAlias(std::string_view op, std::string_view out_name, int index, const Tensor& out,

@@ -1,9 +1,13 @@
 // add, mul (broadcasting) and split_add: functional, .out, errors.
+#include <algorithm>
 #include <functional>
+#include <iterator>
 #include <limits>
+#include <vector>
 
 #include "opreg/core/error.h"
 #include "opreg/core/half.h"
+#include "opreg/ops/checks.h"
 #include "ops_test_util.h"
 
 namespace {
@@ -230,14 +234,16 @@ TEST_CASE("elementwise ops refuse bad arguments with precise messages", "[ops][e
                     "[opreg::mul.out] argument 'out' (#2): expected a tensor whose elements do "
                     "not overlap, got stride 0 in dim 0 (an expanded tensor)");
   Tensor meta_out = opreg::empty({4, 3}, DType::kFloat32, Device::meta());
-  CHECK_THROWS_WITH(ops::add_out(f, f, 1, meta_out),
-                    "[opreg::add.out] expected all tensor arguments on one device, but argument 'self' "
-                    "(#0) is on cpu and argument 'out' (#3) on meta");
+  CHECK_THROWS_WITH(
+      ops::add_out(f, f, 1, meta_out),
+      "[opreg::add.out] expected all tensor arguments on one device, but argument 'self' "
+      "(#0) is on cpu and argument 'out' (#3) on meta");
   // A meta tensor where a CPU one is expected.
   const Tensor m = opreg::empty({4, 3}, DType::kFloat32, Device::meta());
-  CHECK_THROWS_WITH(ops::add(f, m),
-                    "[opreg::add] expected all tensor arguments on one device, but argument 'self' (#0) "
-                    "is on cpu and argument 'other' (#1) on meta");
+  CHECK_THROWS_WITH(
+      ops::add(f, m),
+      "[opreg::add] expected all tensor arguments on one device, but argument 'self' (#0) "
+      "is on cpu and argument 'other' (#1) on meta");
 
   // Aliasing outs.
   Tensor x = Rand({4, 3}, DType::kFloat32, 5);
@@ -270,3 +276,107 @@ TEST_CASE("meta calls compute shapes without data", "[ops][meta]") {
 }
 
 }  // namespace
+
+namespace {
+
+// The address of every byte an element of `t` covers.
+std::vector<int64_t> BytesOf(const Tensor& t) {
+  std::vector<int64_t> bytes;
+  const int64_t item = static_cast<int64_t>(t.itemsize());
+  const auto first = static_cast<int64_t>(reinterpret_cast<uintptr_t>(t.data_ptr()));
+  std::vector<int64_t> index(static_cast<size_t>(t.dim()), 0);
+  for (int64_t n = 0; n < t.numel(); ++n) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < t.dim(); ++d) offset += index[static_cast<size_t>(d)] * t.stride(d);
+    for (int64_t b = 0; b < item; ++b) bytes.push_back(first + offset * item + b);
+    for (int64_t d = t.dim() - 1; d >= 0; --d) {  // next index, last dim fastest
+      if (++index[static_cast<size_t>(d)] < t.size(d)) break;
+      index[static_cast<size_t>(d)] = 0;
+    }
+  }
+  std::sort(bytes.begin(), bytes.end());
+  return bytes;
+}
+
+bool ShareAByte(const Tensor& a, const Tensor& b) {
+  const std::vector<int64_t> x = BytesOf(a), y = BytesOf(b);
+  std::vector<int64_t> both;
+  std::set_intersection(x.begin(), x.end(), y.begin(), y.end(), std::back_inserter(both));
+  return !both.empty();
+}
+
+}  // namespace
+
+TEST_CASE("overlap is decided element by element, not by the span of the bytes", "[ops][errors]") {
+  // The q and k columns of one fused qkv buffer: their spans interleave, no element is shared.
+  Tensor qkv = Rand({4, 24}, DType::kFloat32, 1);
+  const Tensor q = qkv.narrow(1, 0, 8), k = qkv.narrow(1, 8, 8);
+  Tensor v = qkv.narrow(1, 16, 8);
+  CHECK_FALSE(ops::MemoryOverlaps(q, k));
+  CHECK_FALSE(ops::MemoryOverlaps(q, v));
+  CHECK(ops::MemoryOverlaps(q, qkv.narrow(1, 4, 8)));  // shifted by half a slice: shared
+  // Interleaved even and odd elements; a transposed view of the same bytes.
+  Tensor buf = Rand({32}, DType::kFloat32, 2);
+  const Tensor even = buf.as_strided({16}, {2}, 0), odd = buf.as_strided({16}, {2}, 1);
+  CHECK_FALSE(ops::MemoryOverlaps(even, odd));
+  CHECK(ops::MemoryOverlaps(buf.as_strided({4, 8}, {8, 1}, 0), buf.as_strided({8, 4}, {1, 8}, 0)));
+
+  // The writes the byte-span test refused now run, and only the written slice changes.
+  const auto before = Values(qkv);
+  ops::mul_out(q, k, v);
+  const auto after = Values(qkv);
+  for (int64_t r = 0; r < 4; ++r) {
+    for (int64_t c = 0; c < 24; ++c) {
+      const double was = before[static_cast<size_t>(r * 24 + c)];
+      const double now = after[static_cast<size_t>(r * 24 + c)];
+      if (c < 16) {
+        CHECK(now == was);
+      } else {
+        CHECK(now == Approx(before[static_cast<size_t>(r * 24 + c - 16)] *
+                            before[static_cast<size_t>(r * 24 + c - 8)]));
+      }
+    }
+  }
+  Tensor shifted = qkv.narrow(1, 4, 8);
+  CHECK_THROWS_WITH(ops::mul_out(q, k, shifted),
+                    "[opreg::mul.out] argument 'out' (#2): expected a tensor that does not "
+                    "overlap argument 'self' (#0), got one that shares its memory");
+}
+
+TEST_CASE("MemoryOverlaps agrees with enumerating the bytes of random views of one buffer",
+          "[ops]") {
+  // Views of 1-3 dims with strides 1..12 and offsets 0..20 over one 512-element f32 buffer,
+  // against views of the same buffer, or of its bytes as 1024 f16 elements through a second
+  // storage (elements of two sizes, compared by address).
+  Tensor buf = opreg::empty({512}, DType::kFloat32);
+  uint64_t state = 12345;
+  auto next = [&](int64_t n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int64_t>((state >> 33) % static_cast<uint64_t>(n));
+  };
+  auto random_view = [&](const Tensor& base) {
+    const int64_t dims = 1 + next(3);
+    std::vector<int64_t> sizes, strides;
+    for (int64_t d = 0; d < dims; ++d) {
+      sizes.push_back(1 + next(5));
+      strides.push_back(1 + next(12));
+    }
+    return base.as_strided(sizes, strides, next(21));
+  };
+  Tensor buf16 = opreg::from_blob(buf.data_ptr(), {1024}, DType::kFloat16);
+  int agreed = 0, overlapping = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const Tensor a = random_view(buf);
+    const Tensor b = random_view(i % 2 == 0 ? buf : buf16);
+    const bool expected = ShareAByte(a, b);
+    INFO("a " << ops::ShapeString(a.sizes()) << ops::ShapeString(a.strides()) << "+"
+              << a.storage_offset() << " b " << ops::ShapeString(b.sizes())
+              << ops::ShapeString(b.strides()) << "+" << b.storage_offset());
+    CHECK(ops::MemoryOverlaps(a, b) == expected);
+    agreed += 1;
+    overlapping += expected ? 1 : 0;
+  }
+  CHECK(agreed == 3000);
+  CHECK(overlapping > 300);  // both answers are exercised
+  CHECK(overlapping < 2700);
+}

@@ -80,9 +80,12 @@ void CheckOut(std::string_view op, std::string_view out_name, int index, const T
 void CheckWrittenLayout(std::string_view op, std::string_view arg, int index, const Tensor& t,
                         Device device);
 
-// True when the element bytes `a` and `b` can reach (from their first to their last element)
-// overlap: in the same storage, or at the same addresses of one device through two storages
-// (one buffer imported twice). Empty and meta tensors overlap nothing across storages.
+// True when an element of `a` and one of `b` share a byte: in the same storage, or at the same
+// addresses of one device through two storages (one buffer imported twice). Views whose spans
+// interleave without sharing an element (column slices of one row-major buffer) do not overlap.
+// Exact for every layout whose search stays small (the views kernels are given); a layout too
+// tangled to decide quickly counts as overlapping. Empty and meta tensors overlap nothing across
+// storages.
 bool MemoryOverlaps(const Tensor& a, const Tensor& b);
 
 // The out argument does not overlap any of `inputs` (undefined inputs are skipped) (kValue):
