@@ -13,6 +13,10 @@ reaches into another's private names or imports it back.
   others still run.
 - `FAKES`: "ns::name[.overload]" -> the fake given to register_fake (opreg.library), which
   opreg.torch gives torch as the op's torch-level fake.
+- `CUSTOM_OPS`: "ns::name" -> the Library that holds an op made by `opreg.custom_op`, kept for
+  the process as torch keeps a custom_op's (defining the name again destroys it first, as
+  torch's custom_op does); opreg.torch gives such an op without register_autograd torch's
+  custom_op behaviour (a backward through it raises).
 - `torch_op_of(name)`: the torch OpOverload opreg.torch registered for an op, None when there
   is none or opreg.torch is not imported (opreg.custom_op calls through it for torch tensors).
   opreg.torch, which owns the records, installs the lookup (`set_torch_op_lookup`).
@@ -28,6 +32,7 @@ from typing import Any, Callable, Dict, List, Set, Tuple
 from . import _C
 
 FAKES: Dict[str, Callable[..., Any]] = {}
+CUSTOM_OPS: Dict[str, Any] = {}
 
 
 def _no_torch_op(name: str) -> Any:

@@ -233,8 +233,12 @@ class CustomOpDef:
         self._name = name
         self._qualname = f"{namespace}::{name}"
         self._init_fn = fn
-        self._lib = Library(namespace, "FRAGMENT")
-        self._lib.define(f"{name}{schema}", tags=tags)
+        self._lib = _library_allowing_overwrite(self._qualname)
+        try:
+            self._lib.define(f"{name}{schema}", tags=tags)
+        except BaseException:
+            self._destroy()
+            raise
         self._schema = FunctionSchema(_C.schema(self._qualname))
         self._has_fake = False
         for key in self._keys(device_types):
@@ -326,7 +330,21 @@ class CustomOpDef:
         return f"<CustomOpDef({self._qualname})>"
 
     def _destroy(self) -> None:
+        if _op_events.CUSTOM_OPS.get(self._qualname) is self._lib:
+            del _op_events.CUSTOM_OPS[self._qualname]
         self._lib._destroy()
+
+
+def _library_allowing_overwrite(qualname: str) -> Library:
+    """The Library a custom_op's op lives in, kept for the process (as torch keeps a custom_op's:
+    the op outlives its CustomOpDef object); an earlier custom_op of the same name is destroyed
+    first, so defining the name again replaces the op, as with torch.library.custom_op."""
+    previous = _op_events.CUSTOM_OPS.pop(qualname, None)
+    if previous is not None:
+        previous._destroy()
+    lib = Library(qualname.split("::", 1)[0], "FRAGMENT")
+    _op_events.CUSTOM_OPS[qualname] = lib
+    return lib
 
 
 def custom_op(name: str, fn: Optional[Callable[..., Any]] = None, /, *,

@@ -170,3 +170,50 @@ def test_custom_op_refuses_kwarg_only_tensors(ns):
 def test_custom_op_name_needs_namespace():
     with pytest.raises(ValueError, match="namespace::name"):
         opreg.custom_op("nonamespace", mutates_args=())(lambda x: x)
+
+
+def test_custom_op_outlives_its_object_and_is_replaced_by_a_new_definition(ns):
+    # As with torch.library.custom_op: the op lives for the process, not as long as the
+    # CustomOpDef object; defining the name again replaces it.
+    import gc
+
+    def define(factor):
+        @opreg.custom_op(f"{ns}::f", mutates_args=())
+        def f(x: Tensor) -> Tensor:
+            return x.numpy() * factor
+        return None  # the CustomOpDef object is dropped here
+
+    define(2.0)
+    gc.collect()
+    x = np.ones(3, dtype=np.float32)
+    assert f"{ns}::f" in opreg.list_ops()
+    np.testing.assert_array_equal(np.asarray(getattr(opreg.ops, ns).f(x)), x * 2)
+    define(3.0)  # no "registered multiple times" error: the old op is gone
+    gc.collect()
+    np.testing.assert_array_equal(np.asarray(getattr(opreg.ops, ns).f(x)), x * 3)
+
+
+def test_custom_op_without_formula_raises_on_backward_as_torch_does(ns):
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    import opreg.torch  # noqa: F401 - opreg's ops in torch.ops
+
+    @opreg.custom_op(f"{ns}::g", mutates_args=())
+    def g(x: Tensor) -> Tensor:
+        return x.numpy() * 2
+
+    x = torch.ones(3, requires_grad=True)
+    y = g(x)
+    assert y.requires_grad
+    with pytest.raises(RuntimeError, match=rf"Trying to backward through {ns}\.g\.default but no "
+                                           r"autograd formula was registered"):
+        y.sum().backward()
+    with torch.no_grad():  # no grad needed: the op runs as before
+        torch.testing.assert_close(g(x), torch.full((3,), 2.0))
+    # A formula given afterwards replaces the refusal, through torch.library as through opreg.
+    torch.library.register_autograd(f"{ns}::g", lambda ctx, grad: grad * 2)
+    g(x).sum().backward()
+    torch.testing.assert_close(x.grad, torch.full((3,), 2.0))
+    g.register_autograd(lambda ctx, grad: grad * 5)
+    x.grad = None
+    g(x).sum().backward()
+    torch.testing.assert_close(x.grad, torch.full((3,), 5.0))

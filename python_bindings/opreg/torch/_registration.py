@@ -8,8 +8,8 @@ from typing import Any, Tuple
 
 import torch
 
-from .. import _C
-from . import _aliasing, _kernels
+from .. import _C, _op_events
+from . import _aliasing, _autograd, _kernels
 from ._records import RECORDS
 
 
@@ -108,6 +108,8 @@ def _register(qualified: str) -> None:
     else:
         _kernels.register_kernels(record, opreg_op, schema, lib, target, qualified)
     record.torch_op = getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
+    if qualified in _op_events.CUSTOM_OPS:
+        _autograd.refuse_backward(record)
 
 
 def register_or_skip(qualified: str) -> None:
