@@ -29,6 +29,7 @@
 #include "opreg/core/dlpack.h"
 #include "opreg/core/error.h"
 #include "opreg/core/recycled_tensors.h"
+#include "opreg/core/scalar_type.h"
 #include "opreg/core/tensor_factories.h"
 #include "torch_bridge_values.h"
 #include "torch_errors.h"
@@ -96,10 +97,12 @@ Tensor FromHandleOrThrow(AtenTensorHandle h, const BridgedOp& b, size_t index, R
   Check(s.get_device_type(h, &device_type), "aoti_torch_get_device_type");
   const std::optional<DType> opreg_dtype = DTypeFromTorchScalarTypeCode(dtype);
   if (!opreg_dtype) {
-    throw Error(
-        ErrorKind::kType,
-        ArgErrorMessage(b.op.operator_name().str(), ArgName(b, index), static_cast<int>(index),
-                        "a tensor of a dtype opreg has", StrCat("torch ScalarType code ", dtype)));
+    const TorchScalarTypeEntry* torch_dtype = TorchScalarTypeFromCode(dtype);
+    throw Error(ErrorKind::kType,
+                ArgErrorMessage(b.op.operator_name().str(), ArgName(b, index),
+                                static_cast<int>(index), "a tensor of a dtype opreg has",
+                                torch_dtype != nullptr ? StrCat("torch.", torch_dtype->name)
+                                                       : StrCat("torch ScalarType code ", dtype)));
   }
   if (device_type == s.device_cpu) {
     *device = Device::cpu();
@@ -129,7 +132,7 @@ Tensor FromHandle(AtenTensorHandle h, const BridgedOp& b, size_t index, RecycleS
 // `e` again, prefixed with the op and `what` ("argument 'x' (#1)", "return #0") unless it
 // names an op already.
 [[noreturn]] __attribute__((noinline, cold)) void RethrowNamed(const Error& e, const BridgedOp& b,
-                                                              const std::string& what) {
+                                                               const std::string& what) {
   if (e.message().rfind('[', 0) == 0) throw e;
   throw Error(e.kind(), StrCat("[", b.op.operator_name().str(), "] ", what, ": ", e.message()));
 }
@@ -150,9 +153,9 @@ void BumpVersion(const BridgedOp& b, AtenTensorHandle h, size_t index) {
   } catch (const std::exception& ex) {  // c10::Error: an inference tensor outside the mode
     std::string what = ex.what();
     what = what.substr(0, what.find("\nException raised from"));  // no C++ backtrace
-    throw Error(ErrorKind::kRuntime, StrCat("[", b.op.operator_name().str(), "] argument '",
-                                            ArgName(b, index), "' (#", index,
-                                            ") was written: ", what));
+    throw Error(ErrorKind::kRuntime,
+                StrCat("[", b.op.operator_name().str(), "] argument '", ArgName(b, index), "' (#",
+                       index, ") was written: ", what));
   }
 }
 
@@ -208,8 +211,8 @@ StableIValue TensorToStable(const Tensor& t, const BridgedOp& b, size_t index,
   TensorImpl* impl = t.unsafe_get_impl();
   Check(s.from_blob(t.data_ptr(), t.dim(), t.sizes().data(), t.strides().data(), 0,
                     TorchScalarTypeCode(t.dtype()), d.is_cuda() ? s.device_cuda : s.device_cpu,
-                    d.is_cuda() ? d.index : -1, &out, s.layout_strided, nullptr, 0,
-                    &ReleaseResult, impl),
+                    d.is_cuda() ? d.index : -1, &out, s.layout_strided, nullptr, 0, &ReleaseResult,
+                    impl),
         "torch_from_blob");
   IntrusiveIncRef(impl);  // the torch tensor's reference, dropped by ReleaseResult
   g_live_results.fetch_add(1, std::memory_order_relaxed);
@@ -241,9 +244,8 @@ StableIValue ToStable(IValue v, const ValueSlot& slot, const BridgedOp& b, size_
   }
   if (IsWord(slot)) return WordToStable(v, slot.kind);
   try {
-    return CompoundToStable(*g_shim, v, slot, [&](const Tensor& t) {
-      return TensorToStable(t, b, index, arguments);
-    });
+    return CompoundToStable(
+        *g_shim, v, slot, [&](const Tensor& t) { return TensorToStable(t, b, index, arguments); });
   } catch (const Error& e) {
     RethrowNamed(e, b, StrCat("return #", index));
   }

@@ -455,3 +455,12 @@ def test_no_opreg_python_frame_on_builtin_calls(tmp_path, kernels):
     assert "opreg::add" in report["python_kernels"]  # the case this test is about
     assert len(report["frames"]) == 30
     assert {call: frames for call, frames in report["frames"].items() if frames} == {}
+
+
+@needs_ops
+def test_a_dtype_opreg_lacks_is_named_as_torch_names_it():
+    if opreg_torch.python_kernels().get("opreg::rms_norm"):
+        pytest.skip("rms_norm has no C++ kernel here")
+    with pytest.raises(TypeError, match=r"\[opreg::rms_norm\] argument 'input' \(#0\): expected a "
+                                        r"tensor of a dtype opreg has, got torch\.complex64"):
+        torch.ops.opreg.rms_norm(torch.ones(2, 4, dtype=torch.complex64), torch.ones(4), 1e-6)
