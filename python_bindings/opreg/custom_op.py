@@ -221,6 +221,63 @@ def _has_torch_tensor(args: Sequence[Any], kwargs: Dict[str, Any]) -> bool:
     return False
 
 
+def _mentions_torch(annotation: Any, torch: Any) -> bool:
+    """Whether a type annotation names torch.Tensor, torch.dtype or torch.device (also inside
+    Optional[...], List[...], Sequence[...] or a string annotation)."""
+    if isinstance(annotation, str):
+        return any(f"torch.{t}" in annotation for t in ("Tensor", "dtype", "device"))
+    if annotation in (torch.Tensor, torch.dtype, torch.device):
+        return True
+    return any(_mentions_torch(a, torch) for a in typing.get_args(annotation))
+
+
+def _torch_kernel(fn: Callable[..., Any], schema: FunctionSchema) -> Callable[..., Any]:
+    """`fn` as the op's kernel. A function annotated with torch types (`x: torch.Tensor`, a
+    `torch.dtype` or `torch.device` argument), as a torch.library.custom_op body is, gets torch
+    values, as it would under torch: each opreg tensor as a torch tensor over the same memory
+    (torch.from_dlpack: writes reach the op's arguments), a ScalarType as its torch.dtype and a
+    Device as a torch.device; its torch results are taken back zero-copy. Any other function
+    gets opreg's values (opreg tensors, ScalarType codes, device strings) and is returned as it
+    is."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return fn
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return fn
+    annotations = [p.annotation for p in signature.parameters.values()]
+    annotations.append(signature.return_annotation)
+    if not any(_mentions_torch(a, torch) for a in annotations if a is not inspect.Signature.empty):
+        return fn
+    dtypes = [getattr(torch, name, None) for name in _C._torch_scalar_type_names()]
+
+    def convert(value: Any, schema_type: str) -> Any:
+        if isinstance(value, _C.Tensor):
+            return torch.from_dlpack(value)
+        if isinstance(value, (list, tuple)):
+            return type(value)(convert(v, schema_type) for v in value)
+        if schema_type.startswith("ScalarType") and isinstance(value, int) and \
+                0 <= value < len(dtypes) and dtypes[value] is not None:
+            return dtypes[value]
+        if schema_type.startswith("Device") and isinstance(value, str):
+            return torch.device(value)
+        return value
+
+    types_by_name = {a.name: a.type for a in schema.arguments}
+    types_in_order = [a.type for a in schema.arguments]
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        args = tuple(convert(v, types_in_order[i] if i < len(types_in_order) else "")
+                     for i, v in enumerate(args))
+        kwargs = {k: convert(v, types_by_name.get(k, "")) for k, v in kwargs.items()}
+        return fn(*args, **kwargs)
+
+    kernel.__name__ = getattr(fn, "__name__", "kernel")
+    kernel.__wrapped__ = fn  # type: ignore[attr-defined]
+    return kernel
+
+
 _DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", "default": "CompositeExplicit", None: ""}
 
 
@@ -241,8 +298,9 @@ class CustomOpDef:
             raise
         self._schema = FunctionSchema(_C.schema(self._qualname))
         self._has_fake = False
+        kernel = _torch_kernel(fn, self._schema)
         for key in self._keys(device_types):
-            self._lib.impl(name, fn, key, _check_aliasing=True)
+            self._lib.impl(name, kernel, key, _check_aliasing=True)
         # A mutating op without returns gets a trivial fake implementation (as torch does).
         if self._schema.endswith("-> ()") and "!" in self._schema:
             self._lib.register_meta(name, lambda *args, **kwargs: None)
@@ -300,8 +358,9 @@ class CustomOpDef:
         """Registers `fn` for `device_types` ("cpu", "cuda"); usable as a decorator."""
 
         def inner(f: Callable[..., Any]) -> Callable[..., Any]:
+            kernel = _torch_kernel(f, self._schema)
             for key in self._keys(device_types):
-                self._lib.impl(self._name, f, key, _check_aliasing=True)
+                self._lib.impl(self._name, kernel, key, _check_aliasing=True)
             return f
 
         return inner if fn is None else inner(fn)

@@ -8,6 +8,7 @@
 #include "absl/types/span.h"
 #include "module_internal.h"
 #include "opreg/core/error.h"
+#include "opreg/core/scalar_type.h"
 #include "opreg/core/tensor_factories.h"
 #include "opreg/dispatch/library.h"
 #include "opreg/schema/schema_parser.h"
@@ -106,6 +107,15 @@ void InitIntrospection(py::module_& m) {
         return out;
       },
       "The op tags opreg accepts (torch's tags.yaml names).");
+  m.def(
+      "_torch_scalar_type_names",
+      []() {
+        std::vector<std::string> out;
+        for (const TorchScalarTypeEntry& e : TorchScalarTypeTable()) out.emplace_back(e.name);
+        return out;
+      },
+      "torch's dtype names in c10::ScalarType code order (a ScalarType argument's int is an "
+      "index into it).");
   m.def(
       "list_ops",
       []() {

@@ -217,3 +217,36 @@ def test_custom_op_without_formula_raises_on_backward_as_torch_does(ns):
     x.grad = None
     g(x).sum().backward()
     torch.testing.assert_close(x.grad, torch.full((3,), 5.0))
+
+
+def test_custom_op_annotated_with_torch_types_gets_torch_values(ns):
+    # A torch.library.custom_op body, unchanged: torch tensors (over the op's memory, so
+    # in-place writes reach the caller), a torch.dtype and a torch.device, whether the op is
+    # called with torch tensors, through torch.ops or through opreg.ops with NumPy arrays.
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    import opreg.torch  # noqa: F401 - opreg's ops in torch.ops
+    seen = []
+
+    @opreg.custom_op(f"{ns}::cast", mutates_args=())
+    def cast(x: torch.Tensor, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+        seen.append((type(x), dtype, device))
+        return (x * 2).to(dtype)
+
+    @opreg.custom_op(f"{ns}::bump_", mutates_args=["x"])
+    def bump_(x: torch.Tensor) -> None:
+        x.add_(1)
+
+    y = cast(torch.ones(3), torch.float16, torch.device("cpu"))
+    assert isinstance(y, torch.Tensor) and y.dtype == torch.float16
+    torch.testing.assert_close(y, torch.full((3,), 2.0, dtype=torch.float16))
+    torch.ops.__getattr__(ns).cast(torch.ones(2), torch.bfloat16, torch.device("cpu"))
+    z = getattr(opreg.ops, ns).cast(np.ones(2, dtype=np.float32), torch.float16, "cpu")
+    np.testing.assert_array_equal(np.asarray(z), np.full(2, 2.0, dtype=np.float16))
+    assert seen == [(torch.Tensor, torch.float16, torch.device("cpu")),
+                    (torch.Tensor, torch.bfloat16, torch.device("cpu")),
+                    (torch.Tensor, torch.float16, torch.device("cpu"))]
+    t, a = torch.zeros(3), np.zeros(3, dtype=np.float32)
+    bump_(t)
+    getattr(opreg.ops, ns).bump_(a)
+    torch.testing.assert_close(t, torch.ones(3))
+    np.testing.assert_array_equal(a, np.ones(3, dtype=np.float32))
