@@ -320,6 +320,13 @@ TEST_CASE("overlap is decided element by element, not by the span of the bytes",
   const Tensor even = buf.as_strided({16}, {2}, 0), odd = buf.as_strided({16}, {2}, 1);
   CHECK_FALSE(ops::MemoryOverlaps(even, odd));
   CHECK(ops::MemoryOverlaps(buf.as_strided({4, 8}, {8, 1}, 0), buf.as_strided({8, 4}, {1, 8}, 0)));
+  // As many rows as a long prefill: the answer stays exact (no search budget runs out).
+  const Tensor big = opreg::empty({100000, 24}, DType::kFloat32);
+  CHECK_FALSE(ops::MemoryOverlaps(big.narrow(1, 0, 8), big.narrow(1, 8, 8)));
+  CHECK(ops::MemoryOverlaps(big.narrow(1, 0, 8), big.narrow(1, 4, 8)));
+  const Tensor flat = big.view({-1});
+  CHECK_FALSE(ops::MemoryOverlaps(flat.as_strided({1200000}, {2}, 0),
+                                  flat.as_strided({1200000}, {2}, 1)));
 
   // The writes the byte-span test refused now run, and only the written slice changes.
   const auto before = Values(qkv);
