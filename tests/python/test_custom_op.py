@@ -218,6 +218,16 @@ def test_custom_op_without_formula_raises_on_backward_as_torch_does(ns):
     g(x).sum().backward()
     torch.testing.assert_close(x.grad, torch.full((3,), 5.0))
 
+    # Defined again under the same schema: a new op, with no formula until it is given one.
+    @opreg.custom_op(f"{ns}::g", mutates_args=())
+    def g2(x: Tensor) -> Tensor:
+        return x.numpy() * 3
+
+    y = g2(x)
+    torch.testing.assert_close(y, torch.full((3,), 3.0), check_stride=False)
+    with pytest.raises(RuntimeError, match="no autograd formula was registered"):
+        y.sum().backward()
+
 
 def test_custom_op_annotated_with_torch_types_gets_torch_values(ns):
     # A torch.library.custom_op body, unchanged: torch tensors (over the op's memory, so

@@ -36,22 +36,25 @@ def refuse_backward(record: TorchOpRecord) -> None:
     op = record.torch_op
     utils = torch._library.utils
     if not utils.is_functional_schema(op._schema) or utils.has_kwarg_only_tensors(op._schema):
+        _drop(record)  # no formula: torch's fallback, as for a new op
         return
     no_formula = torch._library.autograd.Info(None, None)
     kernel = torch._library.autograd.make_autograd_impl(op, no_formula)
-    previous, record.autograd_lib = record.autograd_lib, None
-    if previous is not None:
-        previous._destroy()
+    _drop(record)
     lib = torch.library.Library(record.qualified.split("::", 1)[0], "FRAGMENT")
     lib.m.impl(record.qualified.split("::", 1)[1], "Autograd", kernel, True)
     record.autograd_lib = lib
 
 
-def _install(record: TorchOpRecord, backward: Callable[..., Any],
-             setup_context: Optional[Callable[..., Any]]) -> None:
+def _drop(record: TorchOpRecord) -> None:
     previous, record.autograd_lib = record.autograd_lib, None
     if previous is not None:
         previous._destroy()
+
+
+def _install(record: TorchOpRecord, backward: Callable[..., Any],
+             setup_context: Optional[Callable[..., Any]]) -> None:
+    _drop(record)
     lib = torch.library.Library(record.qualified.split("::", 1)[0], "FRAGMENT")
     torch.library.register_autograd(record.torch_op, backward, setup_context=setup_context,
                                     lib=lib)

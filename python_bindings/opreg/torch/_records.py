@@ -30,6 +30,9 @@ class TorchOpRecord:
     fake_refused: str = ""  # why torch took no fake for it ('' when it took one)
     torch_fake: Optional[Callable[..., Any]] = None  # given to opreg.torch.register_fake
     autograd_lib: Optional[torch.library.Library] = None  # register_autograd's, if any
+    # The opreg.custom_op definition (its Library) the op was last registered for, if any: a
+    # custom_op defined again under the same schema drops the old one's autograd formula.
+    custom_op_lib: Any = None
 
 
 class _Lock:

@@ -81,6 +81,7 @@ def _register(qualified: str) -> None:
         except AttributeError:  # no longer defined: its torch op stays, and says so when called
             return
         if record.schema_text == text:
+            _follow_custom_op(record)  # the same torch op serves the new definition
             return
         unregister(qualified)  # redefined with another schema: the torch op follows it
     elif RECORDS.skipped_reason(qualified) is not None:
@@ -108,8 +109,18 @@ def _register(qualified: str) -> None:
     else:
         _kernels.register_kernels(record, opreg_op, schema, lib, target, qualified)
     record.torch_op = getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
-    if qualified in _op_events.CUSTOM_OPS:
-        _autograd.refuse_backward(record)
+    _follow_custom_op(record)
+
+
+def _follow_custom_op(record: Any) -> None:
+    """An op made by opreg.custom_op starts without an autograd formula, as torch's do: a new
+    custom_op definition (also one under the schema the torch op already has) refuses backward
+    until register_autograd gives it a formula, whatever the previous definition had."""
+    lib = _op_events.CUSTOM_OPS.get(record.qualified)
+    if lib is None or lib is record.custom_op_lib:
+        return
+    record.custom_op_lib = lib
+    _autograd.refuse_backward(record)
 
 
 def register_or_skip(qualified: str) -> None:
