@@ -231,29 +231,39 @@ def _mentions_torch(annotation: Any, torch: Any) -> bool:
     return any(_mentions_torch(a, torch) for a in typing.get_args(annotation))
 
 
-def _torch_kernel(fn: Callable[..., Any], schema: FunctionSchema) -> Callable[..., Any]:
-    """`fn` as the op's kernel. A function annotated with torch types (`x: torch.Tensor`, a
-    `torch.dtype` or `torch.device` argument), as a torch.library.custom_op body is, gets torch
-    values, as it would under torch: each opreg tensor as a torch tensor over the same memory
-    (torch.from_dlpack: writes reach the op's arguments), a ScalarType as its torch.dtype and a
-    Device as a torch.device; its torch results are taken back zero-copy. Any other function
-    gets opreg's values (opreg tensors, ScalarType codes, device strings) and is returned as it
-    is."""
+def _wants_torch_values(fn: Callable[..., Any]) -> bool:
+    """Whether `fn` is annotated with torch types (`x: torch.Tensor`, a `torch.dtype` or
+    `torch.device` argument or return), as a torch.library.custom_op body is."""
     torch = sys.modules.get("torch")
     if torch is None:
-        return fn
+        return False
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):
-        return fn
+        return False
     annotations = [p.annotation for p in signature.parameters.values()]
     annotations.append(signature.return_annotation)
-    if not any(_mentions_torch(a, torch) for a in annotations if a is not inspect.Signature.empty):
+    return any(_mentions_torch(a, torch) for a in annotations if a is not inspect.Signature.empty)
+
+
+def _torch_kernel(fn: Callable[..., Any], schema: FunctionSchema,
+                  torch_values: bool) -> Callable[..., Any]:
+    """`fn` as the op's kernel. With `torch_values` (the op's body is annotated with torch
+    types: _wants_torch_values), it gets torch values, as it would under torch: each opreg
+    tensor as a torch tensor over the same memory (torch.from_dlpack: writes reach the op's
+    arguments), a ScalarType as its torch.dtype and a Device as a torch.device; its torch
+    results are taken back zero-copy. Otherwise it gets opreg's values (opreg tensors,
+    ScalarType codes, device strings) and is returned as it is."""
+    if not torch_values:
         return fn
+    torch = sys.modules["torch"]
     dtypes = [getattr(torch, name, None) for name in _C._torch_scalar_type_names()]
 
     def convert(value: Any, schema_type: str) -> Any:
         if isinstance(value, _C.Tensor):
+            if value.device == "meta":  # no memory to share: a torch meta tensor alike
+                return torch.empty_strided(value.shape, value.strides,
+                                           dtype=getattr(torch, value.dtype), device="meta")
             return torch.from_dlpack(value)
         if isinstance(value, (list, tuple)):
             return type(value)(convert(v, schema_type) for v in value)
@@ -267,11 +277,19 @@ def _torch_kernel(fn: Callable[..., Any], schema: FunctionSchema) -> Callable[..
     types_by_name = {a.name: a.type for a in schema.arguments}
     types_in_order = [a.type for a in schema.arguments]
 
+    def back(value: Any) -> Any:
+        """Torch meta results as opreg meta tensors (torch's others cross by DLPack)."""
+        if isinstance(value, torch.Tensor) and value.device.type == "meta":
+            return _C.empty(list(value.shape), str(value.dtype), "meta")
+        if isinstance(value, (list, tuple)):
+            return type(value)(back(v) for v in value)
+        return value
+
     def kernel(*args: Any, **kwargs: Any) -> Any:
         args = tuple(convert(v, types_in_order[i] if i < len(types_in_order) else "")
                      for i, v in enumerate(args))
         kwargs = {k: convert(v, types_by_name.get(k, "")) for k, v in kwargs.items()}
-        return fn(*args, **kwargs)
+        return back(fn(*args, **kwargs))
 
     kernel.__name__ = getattr(fn, "__name__", "kernel")
     kernel.__wrapped__ = fn  # type: ignore[attr-defined]
@@ -298,7 +316,10 @@ class CustomOpDef:
             raise
         self._schema = FunctionSchema(_C.schema(self._qualname))
         self._has_fake = False
-        kernel = _torch_kernel(fn, self._schema)
+        # A torch-style body (torch annotations) makes a torch-style op: kernels registered
+        # later get torch values too, annotated or not, as they would under torch.
+        self._torch_values = _wants_torch_values(fn)
+        kernel = _torch_kernel(fn, self._schema, self._torch_values)
         for key in self._keys(device_types):
             self._lib.impl(name, kernel, key, _check_aliasing=True)
         # A mutating op without returns gets a trivial fake implementation (as torch does).
@@ -358,7 +379,8 @@ class CustomOpDef:
         """Registers `fn` for `device_types` ("cpu", "cuda"); usable as a decorator."""
 
         def inner(f: Callable[..., Any]) -> Callable[..., Any]:
-            kernel = _torch_kernel(f, self._schema)
+            kernel = _torch_kernel(f, self._schema,
+                                   self._torch_values or _wants_torch_values(f))
             for key in self._keys(device_types):
                 self._lib.impl(self._name, kernel, key, _check_aliasing=True)
             return f

@@ -260,3 +260,33 @@ def test_custom_op_annotated_with_torch_types_gets_torch_values(ns):
     getattr(opreg.ops, ns).bump_(a)
     torch.testing.assert_close(t, torch.ones(3))
     np.testing.assert_array_equal(a, np.ones(3, dtype=np.float32))
+
+
+def test_torch_style_custom_op_kernels_meta_and_device_defaults(ns):
+    # Kernels registered later on a torch-style op get torch values too, annotated or not; a
+    # meta kernel gets torch meta tensors; a Device default (printed bare, `Device d=cpu`,
+    # which torch's parser refuses) still makes a torch op; opreg's module-level APIs take the
+    # CustomOpDef itself, as torch's take theirs.
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    import opreg.torch  # noqa: F401 - opreg's ops in torch.ops
+
+    @opreg.custom_op(f"{ns}::f", mutates_args=(), device_types="cpu")
+    def f(x: torch.Tensor, device: torch.device = torch.device("cpu")) -> torch.Tensor:
+        return x * 2
+
+    @f.register_kernel("cpu")
+    def _(x, device=None):
+        return x * 3  # an opreg.Tensor has no `*` with an int: this needs a torch tensor
+
+    @f.register_kernel("meta")
+    def _(x, device=None):
+        return torch.empty_like(x)
+
+    assert hasattr(getattr(torch.ops, ns), "f"), opreg.torch.skipped()
+    torch.testing.assert_close(f(torch.ones(2)), torch.full((2,), 3.0))
+    assert getattr(torch.ops, ns).f(torch.ones(2, device="meta")).shape == (2,)
+    assert opreg.torch.to_torch_op(f) is getattr(torch.ops, ns).f.default
+    opreg.register_autograd(f, lambda ctx, grad: grad * 3)
+    x = torch.ones(2, requires_grad=True)
+    f(x).sum().backward()
+    torch.testing.assert_close(x.grad, torch.full((2,), 3.0))

@@ -113,8 +113,10 @@ def python_kernels() -> Dict[str, str]:
 
 
 def to_torch_op(op: Any) -> Any:
-    """The torch OpOverload of an opreg op (OpOverload, OpPacket or "ns::name[.overload]")."""
-    qualified = op.name if isinstance(op, (_C.OpOverload, _C.OpPacket)) else str(op)
+    """The torch OpOverload of an opreg op (OpOverload, OpPacket, an opreg.custom_op's
+    CustomOpDef or "ns::name[.overload]")."""
+    name = op if isinstance(op, str) else getattr(op, "name", None)  # OpOverload, CustomOpDef...
+    qualified = name if isinstance(name, str) else str(op)
     with RECORDS.lock:
         register_or_skip(qualified)
         torch_op = RECORDS.torch_op(qualified)

@@ -3,6 +3,7 @@ defined by any code becomes one. Every change is made with `RECORDS.lock` held.
 """
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any, Tuple
 
@@ -33,6 +34,13 @@ def torch_has(qualified: str) -> bool:
 def _tags(opreg_op: Any) -> Tuple[Any, ...]:
     return tuple(tag for tag in (getattr(torch.Tag, t, None) for t in opreg_op.tags)
                  if tag is not None)
+
+
+def _parsable_by_torch(text: str) -> str:
+    """A schema in the form torch's parser takes back. The canonical text (torch's own
+    printing) writes a Device default bare (`Device d=cpu`), which torch's parser refuses (it
+    takes only a string literal there), so those defaults are quoted."""
+    return re.sub(r'(\bDevice\??\s+\w+=)(?!None\b)([^,\s)"]+)', r'\1"\2"', text)
 
 
 def _disarm(qualified: str, torch_op: Any) -> None:
@@ -96,6 +104,7 @@ def _register(qualified: str) -> None:
     record = RECORDS.new(qualified, schema_text=text)
     lib = torch.library.Library(ns, "FRAGMENT")
     record.libs.append(lib)
+    text = _parsable_by_torch(text)  # record.schema_text keeps the canonical text
     try:
         lib.define(text.split("::", 1)[1], tags=_tags(opreg_op))
     except RuntimeError as e:
