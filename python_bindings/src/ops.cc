@@ -289,6 +289,10 @@ void InitOps(py::module_& m) {
             const std::string& n = o.handle().operator_name().overload_name;
             return n.empty() ? std::string("default") : n;
           })
+      // An op object names a dispatcher entry, so copies are the object itself (as torch's
+      // OpOverload deep-copies to itself: a module holding ops can be deep-copied).
+      .def("__copy__", [](py::object self) { return self; })
+      .def("__deepcopy__", [](py::object self, py::object /*memo*/) { return self; })
       .def("__repr__", [](const OpOverload& o) {
         return StrCat("<opreg.OpOverload ", o.Name(), ">");
       });
@@ -299,6 +303,8 @@ void InitOps(py::module_& m) {
       .def("overloads", &OpPacket::Overloads)
       .def_property_readonly("name", &OpPacket::name)
       .def_property_readonly("default", [](OpPacket& p) { return p.Overload("default"); })
+      .def("__copy__", [](py::object self) { return self; })
+      .def("__deepcopy__", [](py::object self, py::object /*memo*/) { return self; })
       .def("__repr__",
            [](const OpPacket& p) { return StrCat("<opreg.OpPacket ", p.name(), ">"); });
   m.def(

@@ -130,3 +130,14 @@ def test_module_level_functions_take_a_library():
     assert f"{ns}::neg" in opreg.list_ops()
     lib._destroy()
     assert f"{ns}::neg" not in opreg.list_ops()
+
+
+def test_op_objects_copy_to_themselves():
+    # As torch's OpOverload: an object holding ops (a module's attributes) can be deep-copied.
+    import copy
+
+    packet = opreg.ops.opreg.rms_norm
+    holder = {"ops": [packet, packet.default]}
+    copied = copy.deepcopy(holder)
+    assert copied["ops"][0] is packet and copied["ops"][1] is packet.default
+    assert copy.copy(packet.default) is packet.default
