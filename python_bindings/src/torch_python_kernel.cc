@@ -25,9 +25,10 @@ namespace {
 class TorchPythonKernel {
  public:
   // `written`: (index, name) of each argument the op writes; `returns_nothing`: the torch op is
-  // declared `-> ()`. The torch callables are passed in
-  // so that this file needs no torch headers: torch._C._increment_version,
-  // torch.is_inference_mode_enabled, torch.from_dlpack and the torch.Tensor type.
+  // declared `-> ()`. The torch callables are passed in so that this file needs no torch
+  // headers: torch._C._increment_version, torch.is_inference_mode_enabled, torch.from_dlpack
+  // and the torch.Tensor type. torch calls the kernel with the GIL held (its Python-kernel
+  // path takes it), from any thread; the object is immutable after construction.
   TorchPythonKernel(py::object op, std::string op_name,
                     std::vector<std::pair<Py_ssize_t, std::string>> written, bool returns_nothing,
                     py::object increment_version, py::object inference_mode_enabled,
