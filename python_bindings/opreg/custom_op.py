@@ -8,7 +8,7 @@ import numbers
 import sys
 import types
 import typing
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from . import _C, _op_events
 from ._schema_objects import FunctionSchema
@@ -221,29 +221,40 @@ def _has_torch_tensor(args: Sequence[Any], kwargs: Dict[str, Any]) -> bool:
     return False
 
 
-def _mentions_torch(annotation: Any, torch: Any) -> bool:
-    """Whether a type annotation names torch.Tensor, torch.dtype or torch.device (also inside
-    Optional[...], List[...], Sequence[...] or a string annotation)."""
+def _mentions(annotation: Any, types: Tuple[Any, ...], names: Tuple[str, ...]) -> bool:
+    """Whether a type annotation names one of `types` (also inside Optional[...], List[...],
+    Sequence[...]), or, as a string annotation, one of `names`."""
     if isinstance(annotation, str):
-        return any(f"torch.{t}" in annotation for t in ("Tensor", "dtype", "device"))
-    if annotation in (torch.Tensor, torch.dtype, torch.device):
+        return any(n in annotation for n in names)
+    if annotation in types:
         return True
-    return any(_mentions_torch(a, torch) for a in typing.get_args(annotation))
+    return any(_mentions(a, types, names) for a in typing.get_args(annotation))
 
 
-def _wants_torch_values(fn: Callable[..., Any]) -> bool:
-    """Whether `fn` is annotated with torch types (`x: torch.Tensor`, a `torch.dtype` or
-    `torch.device` argument or return), as a torch.library.custom_op body is."""
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return False
+def _annotated_values(fn: Callable[..., Any]) -> Optional[bool]:
+    """Which values `fn`'s annotations ask for: True for torch's (`x: torch.Tensor`, a
+    `torch.dtype` or `torch.device`), as a torch.library.custom_op body is annotated; False for
+    opreg's (`x: opreg.Tensor`); None when they name neither."""
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):
-        return False
+        return None
     annotations = [p.annotation for p in signature.parameters.values()]
     annotations.append(signature.return_annotation)
-    return any(_mentions_torch(a, torch) for a in annotations if a is not inspect.Signature.empty)
+    annotations = [a for a in annotations if a is not inspect.Signature.empty]
+    torch = sys.modules.get("torch")
+    if torch is not None and any(
+            _mentions(a, (torch.Tensor, torch.dtype, torch.device),
+                      ("torch.Tensor", "torch.dtype", "torch.device")) for a in annotations):
+        return True
+    if any(_mentions(a, (_C.Tensor,), ("opreg.Tensor",)) for a in annotations):
+        return False
+    return None
+
+
+def _wants_torch_values(fn: Callable[..., Any]) -> bool:
+    """Whether `fn` is annotated with torch types (see _annotated_values)."""
+    return _annotated_values(fn) is True
 
 
 def _torch_kernel(fn: Callable[..., Any], schema: FunctionSchema,
@@ -278,7 +289,8 @@ def _torch_kernel(fn: Callable[..., Any], schema: FunctionSchema,
     types_in_order = [a.type for a in schema.arguments]
 
     def back(value: Any) -> Any:
-        """Torch meta results as opreg meta tensors (torch's others cross by DLPack)."""
+        """Torch meta results as opreg meta tensors, contiguous (a meta result's strides are
+        not kept; torch's other results cross by DLPack, strides included)."""
         if isinstance(value, torch.Tensor) and value.device.type == "meta":
             return _C.empty(list(value.shape), str(value.dtype), "meta")
         if isinstance(value, (list, tuple)):
@@ -379,8 +391,10 @@ class CustomOpDef:
         """Registers `fn` for `device_types` ("cpu", "cuda"); usable as a decorator."""
 
         def inner(f: Callable[..., Any]) -> Callable[..., Any]:
+            # Its own annotations decide; an unannotated kernel follows the op's body.
+            asked = _annotated_values(f)
             kernel = _torch_kernel(f, self._schema,
-                                   self._torch_values or _wants_torch_values(f))
+                                   self._torch_values if asked is None else asked)
             for key in self._keys(device_types):
                 self._lib.impl(self._name, kernel, key, _check_aliasing=True)
             return f

@@ -290,3 +290,38 @@ def test_torch_style_custom_op_kernels_meta_and_device_defaults(ns):
     x = torch.ones(2, requires_grad=True)
     f(x).sum().backward()
     torch.testing.assert_close(x.grad, torch.full((2,), 3.0))
+
+
+def test_device_default_quoting_leaves_strings_and_optionals_alone(ns):
+    # Only a bare `Device d=cpu` default is quoted for torch: a string default that reads like
+    # one is left as it is (the op still becomes a torch op), and a `Device?` default other
+    # than None, which torch would store as a string, keeps the op out of torch (opreg.ops
+    # still runs it). A kernel annotated with opreg.Tensor on a torch-style op gets opreg
+    # tensors.
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    import opreg.torch  # noqa: F401 - opreg's ops in torch.ops
+
+    lib = opreg.Library(ns, "DEF")
+    lib.define('s(Tensor x, str s="a, Device y=cpu") -> Tensor')
+    lib.impl("s", lambda x, s: opreg.ops.opreg.mul(x, x), "CPU")
+    lib.define("o(Tensor x, Device? d=cpu) -> Tensor")
+    lib.impl("o", lambda x, d: opreg.ops.opreg.mul(x, x), "CPU")
+    assert hasattr(getattr(torch.ops, ns), "s"), opreg.torch.skipped()
+    assert getattr(torch.ops, ns).s.default._schema.arguments[1].default_value == "a, Device y=cpu"
+    assert f"{ns}::o" in opreg.torch.skipped()
+    x = np.full(2, 3.0, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(getattr(opreg.ops, ns).o(x)), [9, 9])
+
+    @opreg.custom_op(f"{ns}::t", mutates_args=())
+    def t(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    kinds = []
+
+    @t.register_kernel("cpu")
+    def _(x: opreg.Tensor):
+        kinds.append(type(x))
+        return opreg.ops.opreg.mul(x, x)
+
+    torch.testing.assert_close(t(torch.full((2,), 3.0)), torch.full((2,), 9.0))
+    assert kinds == [opreg.Tensor]

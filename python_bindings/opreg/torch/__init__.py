@@ -74,6 +74,7 @@ import atexit
 from typing import Any, Callable, Dict, List, Optional
 
 from .. import _C, _op_events
+from ..custom_op import CustomOpDef
 from . import _autograd
 from ._records import RECORDS
 from ._registration import on_op_event, register_or_skip
@@ -115,8 +116,10 @@ def python_kernels() -> Dict[str, str]:
 def to_torch_op(op: Any) -> Any:
     """The torch OpOverload of an opreg op (OpOverload, OpPacket, an opreg.custom_op's
     CustomOpDef or "ns::name[.overload]")."""
-    name = op if isinstance(op, str) else getattr(op, "name", None)  # OpOverload, CustomOpDef...
-    qualified = name if isinstance(name, str) else str(op)
+    if isinstance(op, (_C.OpOverload, _C.OpPacket, CustomOpDef)):
+        qualified = op.name
+    else:
+        qualified = str(op)
     with RECORDS.lock:
         register_or_skip(qualified)
         torch_op = RECORDS.torch_op(qualified)

@@ -36,11 +36,32 @@ def _tags(opreg_op: Any) -> Tuple[Any, ...]:
                  if tag is not None)
 
 
+_BARE_DEVICE_DEFAULT = re.compile(r'\bDevice\s+\w+=(?!None\b)([A-Za-z_][\w:]*)')
+
+
 def _parsable_by_torch(text: str) -> str:
     """A schema in the form torch's parser takes back. The canonical text (torch's own
     printing) writes a Device default bare (`Device d=cpu`), which torch's parser refuses (it
-    takes only a string literal there), so those defaults are quoted."""
-    return re.sub(r'(\bDevice\??\s+\w+=)(?!None\b)([^,\s)"]+)', r'\1"\2"', text)
+    takes only a string literal there), so those defaults are quoted; string literals are
+    left as they are. A `Device?` default other than None is not: torch would take it as a
+    string and fail when the default is used, so such an op stays out of torch, as before."""
+    out, i = [], 0
+    while i < len(text):
+        if text[i] in "'\"":  # a string literal, to its closing quote (escapes skipped)
+            j = i + 1
+            while j < len(text) and text[j] != text[i]:
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+            continue
+        m = _BARE_DEVICE_DEFAULT.match(text, i)
+        if m is not None and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            out.append(text[i:m.start(1)] + '"' + m.group(1) + '"')
+            i = m.end()
+            continue
+        out.append(text[i])
+        i += 1
+    return "".join(out)
 
 
 def _disarm(qualified: str, torch_op: Any) -> None:
