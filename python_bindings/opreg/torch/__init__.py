@@ -107,8 +107,9 @@ def skipped() -> Dict[str, str]:
 
 def python_kernels() -> Dict[str, str]:
     """Torch ops whose CPU/CUDA kernel torch calls through its Python-kernel path (a C callable
-    of opreg._C: no Python frame) rather than opreg's C++ entry point, with why (an argument type the C++ bridge does not carry, torch older than
-    2.11); every other registered op's backend kernel is that C++ entry point."""
+    of opreg._C: no Python frame) rather than opreg's C++ entry point, with why (an argument
+    type the C++ bridge does not carry, torch older than 2.11); every other registered op's
+    backend kernel is that C++ entry point."""
     with RECORDS.lock:
         return RECORDS.python_kernels()
 
