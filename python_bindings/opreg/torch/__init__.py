@@ -74,7 +74,6 @@ import atexit
 from typing import Any, Callable, Dict, List, Optional
 
 from .. import _C, _op_events
-from ..custom_op import CustomOpDef
 from . import _autograd
 from ._records import RECORDS
 from ._registration import on_op_event, register_or_skip
@@ -117,8 +116,10 @@ def python_kernels() -> Dict[str, str]:
 def to_torch_op(op: Any) -> Any:
     """The torch OpOverload of an opreg op (OpOverload, OpPacket, an opreg.custom_op's
     CustomOpDef or "ns::name[.overload]")."""
-    if isinstance(op, (_C.OpOverload, _C.OpPacket, CustomOpDef)):
-        qualified = op.name
+    name = getattr(op, "name", None)
+    if isinstance(op, (_C.OpOverload, _C.OpPacket)) or (
+            not isinstance(op, str) and name in _op_events.CUSTOM_OPS):  # a CustomOpDef
+        qualified = name
     else:
         qualified = str(op)
     with RECORDS.lock:
