@@ -12,10 +12,18 @@
 #include "memory_overlap.h"
 
 #include <algorithm>
-#include <vector>
+#include <utility>
+
+#include "absl/container/inlined_vector.h"
 
 namespace opreg::ops::internal {
 namespace {
+
+// Inline room for two views of up to 7 dims (each dim a term, plus the byte within the
+// element): the built-in ops run this on every call whose out shares a buffer with an input
+// (a slice of a fused qkv), so it stays off the heap there.
+template <class T>
+using Terms = absl::InlinedVector<T, 16>;
 
 struct Variable {
   int64_t coef;  // bytes per step of the value (positive)
@@ -25,8 +33,7 @@ struct Variable {
 
 class Search {
  public:
-  Search(std::vector<Variable> vars, int64_t max_steps)
-      : vars_(std::move(vars)), steps_left_(max_steps) {
+  Search(Terms<Variable> vars, int64_t max_steps) : vars_(std::move(vars)), steps_left_(max_steps) {
     std::sort(vars_.begin(), vars_.end(),
               [](const Variable& x, const Variable& y) { return x.coef > y.coef; });
     const size_t n = vars_.size();
@@ -70,16 +77,16 @@ class Search {
   }
   static int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
 
-  std::vector<Variable> vars_;
-  std::vector<int64_t> lo_, hi_;  // extremes of sum_{v >= k} coef_v * x_v
-  std::vector<bool> unit_from_;   // every coefficient from k on is 1
+  Terms<Variable> vars_;
+  Terms<int64_t> lo_, hi_;  // extremes of sum_{v >= k} coef_v * x_v
+  Terms<bool> unit_from_;   // every coefficient from k on is 1
   int64_t steps_left_;
   bool overflow_ = false;
 };
 
 // Adds `sign` * (the index of each dim of `view`, in bytes) and the byte within its element,
 // merged into the variable of the same stride magnitude if there is one.
-void AddView(const ByteView& view, int64_t sign, std::vector<Variable>* vars) {
+void AddView(const ByteView& view, int64_t sign, Terms<Variable>* vars) {
   auto add = [&](int64_t stride, int64_t count) {
     const int64_t s = sign * stride;  // x * s = (x * sgn(s)) * |s|
     const int64_t coef = s < 0 ? -s : s;
@@ -102,7 +109,7 @@ void AddView(const ByteView& view, int64_t sign, std::vector<Variable>* vars) {
 }  // namespace
 
 bool ViewsShareAByte(const ByteView& a, const ByteView& b, int64_t delta, int64_t max_steps) {
-  std::vector<Variable> vars;
+  Terms<Variable> vars;
   vars.reserve(a.sizes.size() + b.sizes.size() + 2);
   AddView(a, 1, &vars);
   AddView(b, -1, &vars);

@@ -20,8 +20,8 @@ struct ByteView {
 // True when some byte of an element of `a` is a byte of an element of `b`, where `b`'s first
 // element starts `delta` bytes after `a`'s. Exact when its search stays small (always, for the
 // views of one buffer that kernels are given: slices, transposes, interleaved rows), and true
-// (overlap assumed) when the search would pass `max_steps` steps. Thread-safe; no allocation
-// beyond a few small vectors.
+// (overlap assumed) when the search would pass `max_steps` steps. Thread-safe; no heap
+// allocation for views of up to 7 dims each.
 bool ViewsShareAByte(const ByteView& a, const ByteView& b, int64_t delta,
                      int64_t max_steps = int64_t{1} << 16);
 

@@ -28,18 +28,28 @@ def _any_opreg_tensor(value: Any) -> bool:
     return False
 
 
+def torch_meta_like(torch: Any, t: Any) -> Any:
+    """A torch meta tensor of opreg tensor `t`'s shape, strides and dtype."""
+    return torch.empty_strided(t.shape, t.strides, dtype=getattr(torch, t.dtype), device="meta")
+
+
+def opreg_meta_like(t: Any) -> Any:
+    """An opreg meta tensor of torch tensor `t`'s shape and dtype, contiguous (as opreg's Meta
+    kernels' returns are; opreg has no strided meta factory)."""
+    return _C.empty(list(t.shape), str(t.dtype), "meta")
+
+
 def _to_torch(torch: Any, value: Any) -> Any:
     if isinstance(value, _C.Tensor):
-        return torch.empty_strided(value.shape, value.strides, dtype=getattr(torch, value.dtype),
-                                   device="meta")
+        return torch_meta_like(torch, value)
     if isinstance(value, (list, tuple)):
         return type(value)(_to_torch(torch, v) for v in value)
     return value
 
 
 def _to_opreg(torch: Any, value: Any) -> Any:
-    if isinstance(value, torch.Tensor):  # contiguous, as opreg's Meta kernels' returns are
-        return _C.empty(list(value.shape), str(value.dtype), "meta")
+    if isinstance(value, torch.Tensor):
+        return opreg_meta_like(value)
     if isinstance(value, (list, tuple)):
         return type(value)(_to_opreg(torch, v) for v in value)
     return value

@@ -10,7 +10,7 @@ import types
 import typing
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from . import _C, _op_events
+from . import _C, _fake_adapter, _op_events
 from ._schema_objects import FunctionSchema
 from .library import Library
 
@@ -252,15 +252,10 @@ def _annotated_values(fn: Callable[..., Any]) -> Optional[bool]:
     return None
 
 
-def _wants_torch_values(fn: Callable[..., Any]) -> bool:
-    """Whether `fn` is annotated with torch types (see _annotated_values)."""
-    return _annotated_values(fn) is True
-
-
 def _torch_kernel(fn: Callable[..., Any], schema: FunctionSchema,
                   torch_values: bool) -> Callable[..., Any]:
     """`fn` as the op's kernel. With `torch_values` (the op's body is annotated with torch
-    types: _wants_torch_values), it gets torch values, as it would under torch: each opreg
+    types: _annotated_values), it gets torch values, as it would under torch: each opreg
     tensor as a torch tensor over the same memory (torch.from_dlpack: writes reach the op's
     arguments), a ScalarType as its torch.dtype and a Device as a torch.device; its torch
     results are taken back zero-copy. Otherwise it gets opreg's values (opreg tensors,
@@ -273,8 +268,7 @@ def _torch_kernel(fn: Callable[..., Any], schema: FunctionSchema,
     def convert(value: Any, schema_type: str) -> Any:
         if isinstance(value, _C.Tensor):
             if value.device == "meta":  # no memory to share: a torch meta tensor alike
-                return torch.empty_strided(value.shape, value.strides,
-                                           dtype=getattr(torch, value.dtype), device="meta")
+                return _fake_adapter.torch_meta_like(torch, value)
             return torch.from_dlpack(value)
         if isinstance(value, (list, tuple)):
             return type(value)(convert(v, schema_type) for v in value)
@@ -289,10 +283,10 @@ def _torch_kernel(fn: Callable[..., Any], schema: FunctionSchema,
     types_in_order = [a.type for a in schema.arguments]
 
     def back(value: Any) -> Any:
-        """Torch meta results as opreg meta tensors, contiguous (a meta result's strides are
-        not kept; torch's other results cross by DLPack, strides included)."""
+        """Torch meta results as opreg meta tensors (contiguous: opreg_meta_like); torch's other
+        results cross by DLPack, strides included."""
         if isinstance(value, torch.Tensor) and value.device.type == "meta":
-            return _C.empty(list(value.shape), str(value.dtype), "meta")
+            return _fake_adapter.opreg_meta_like(value)
         if isinstance(value, (list, tuple)):
             return type(value)(back(v) for v in value)
         return value
@@ -330,7 +324,7 @@ class CustomOpDef:
         self._has_fake = False
         # A torch-style body (torch annotations) makes a torch-style op: kernels registered
         # later get torch values too, annotated or not, as they would under torch.
-        self._torch_values = _wants_torch_values(fn)
+        self._torch_values = _annotated_values(fn) is True
         kernel = _torch_kernel(fn, self._schema, self._torch_values)
         for key in self._keys(device_types):
             self._lib.impl(name, kernel, key, _check_aliasing=True)

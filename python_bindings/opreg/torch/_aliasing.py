@@ -72,4 +72,3 @@ def register_aliasing(record: TorchOpRecord, opreg_op: Any, text: str, schema: A
     if not _kernels.register_eager_kernel(opreg_op, schema, lib, target, qualified) and \
             _kernels.has_tensor_arguments(schema):
         record.python_kernel = companion_record.python_kernel  # its eager kernel is on that path
-

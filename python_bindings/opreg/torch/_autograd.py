@@ -40,10 +40,8 @@ def refuse_backward(record: TorchOpRecord) -> None:
         return
     no_formula = torch._library.autograd.Info(None, None)
     kernel = torch._library.autograd.make_autograd_impl(op, no_formula)
-    _drop(record)
-    lib = torch.library.Library(record.qualified.split("::", 1)[0], "FRAGMENT")
+    lib = _new_autograd_lib(record)
     lib.m.impl(record.qualified.split("::", 1)[1], "Autograd", kernel, True)
-    record.autograd_lib = lib
 
 
 def _drop(record: TorchOpRecord) -> None:
@@ -52,10 +50,14 @@ def _drop(record: TorchOpRecord) -> None:
         previous._destroy()
 
 
+def _new_autograd_lib(record: TorchOpRecord) -> torch.library.Library:
+    """The record's autograd Library, new: the previous one (and its formula) destroyed."""
+    _drop(record)
+    record.autograd_lib = torch.library.Library(record.qualified.split("::", 1)[0], "FRAGMENT")
+    return record.autograd_lib
+
+
 def _install(record: TorchOpRecord, backward: Callable[..., Any],
              setup_context: Optional[Callable[..., Any]]) -> None:
-    _drop(record)
-    lib = torch.library.Library(record.qualified.split("::", 1)[0], "FRAGMENT")
     torch.library.register_autograd(record.torch_op, backward, setup_context=setup_context,
-                                    lib=lib)
-    record.autograd_lib = lib
+                                    lib=_new_autograd_lib(record))

@@ -54,8 +54,8 @@ def _parsable_by_torch(text: str) -> str:
             out.append(text[i:j + 1])
             i = j + 1
             continue
-        m = _BARE_DEVICE_DEFAULT.match(text, i)
-        if m is not None and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+        m = _BARE_DEVICE_DEFAULT.match(text, i)  # its \b looks at text[i - 1] too
+        if m is not None:
             out.append(text[i:m.start(1)] + '"' + m.group(1) + '"')
             i = m.end()
             continue
