@@ -3,8 +3,8 @@ reaches into another's private names or imports it back.
 
 - `subscribe(follower, replay=True)`: `follower(kind, name)` for each op event from now on,
   kind "defined" or "undefined", for every op of every origin (C++ libraries as they load,
-  opreg.Library from Python); with `replay`, first ("defined", name) for each op defined at that
-  moment. Each event reaches each follower once, in order. Returns a Subscription (`close()`).
+  opreg.Library from Python), or "kernels" when the op's entry in `COMPOSITES` changed; with
+  `replay`, first ("defined", name) for each op defined at that moment. Each event reaches each follower once, in order. Returns a Subscription (`close()`).
   The events come from the dispatcher's stream (Dispatcher::Subscribe, one subscription for the
   process): they are handed over on the main thread at a bytecode boundary, or at once by
   `deliver()`, which opreg.Library.define and opreg.load_library call after defining (so a
@@ -13,6 +13,11 @@ reaches into another's private names or imports it back.
   others still run.
 - `FAKES`: "ns::name[.overload]" -> the fake given to register_fake (opreg.library), which
   opreg.torch gives torch as the op's torch-level fake.
+- `COMPOSITES`: "ns::name[.overload]" -> the Python functions opreg.Library.impl registered as
+  the op's CompositeImplicit kernel that take torch values (all but those annotated with opreg
+  types), oldest first; the newest is the one opreg's dispatcher runs. opreg.torch makes such an
+  op CompositeImplicitAutograd in torch, calling the newest with torch values (`composites_changed`
+  tells the followers).
 - `CUSTOM_OPS`: "ns::name" -> the Library that holds an op made by `opreg.custom_op`, kept for
   the process as torch keeps a custom_op's (defining the name again destroys it first, as
   torch's custom_op does); opreg.torch gives such an op without register_autograd torch's
@@ -32,6 +37,7 @@ from typing import Any, Callable, Dict, List, Set, Tuple
 from . import _C
 
 FAKES: Dict[str, Callable[..., Any]] = {}
+COMPOSITES: Dict[str, List[Callable[..., Any]]] = {}
 CUSTOM_OPS: Dict[str, Any] = {}
 
 
@@ -78,7 +84,7 @@ def _deliver(events: List[Tuple[str, str]]) -> None:
     for i, (kind, name) in enumerate(events):
         try:
             for s in subscriptions:
-                if s.replayed and name in s.replayed:
+                if kind != "kernels" and s.replayed and name in s.replayed:
                     s.replayed.discard(name)
                     if kind == "defined":
                         continue  # its replay told it already
@@ -113,6 +119,16 @@ def subscribe(follower: Follower, *, replay: bool = True) -> Subscription:
     for name in names:
         follower("defined", name)
     return subscription
+
+
+def composites_changed(qualified: str, *, now: bool = True) -> None:
+    """Tells the followers ("kernels", qualified) after the op's `COMPOSITES` entry changed: at
+    once on this thread (`now`), else at the main thread's next bytecode boundary (from a garbage
+    collector's finalizer, where registering with torch must not run)."""
+    if _stream_open:
+        _C._queue_op_events([("kernels", qualified)])
+        if now:
+            deliver()
 
 
 def deliver() -> None:

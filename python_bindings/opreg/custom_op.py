@@ -8,9 +8,10 @@ import numbers
 import sys
 import types
 import typing
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
-from . import _C, _fake_adapter, _op_events
+from . import _C, _op_events
+from ._annotations import annotated_values, kernel_for
 from ._schema_objects import FunctionSchema
 from .library import Library
 
@@ -221,87 +222,6 @@ def _has_torch_tensor(args: Sequence[Any], kwargs: Dict[str, Any]) -> bool:
     return False
 
 
-def _mentions(annotation: Any, types: Tuple[Any, ...], names: Tuple[str, ...]) -> bool:
-    """Whether a type annotation names one of `types` (also inside Optional[...], List[...],
-    Sequence[...]), or, as a string annotation, one of `names`."""
-    if isinstance(annotation, str):
-        return any(n in annotation for n in names)
-    if annotation in types:
-        return True
-    return any(_mentions(a, types, names) for a in typing.get_args(annotation))
-
-
-def _annotated_values(fn: Callable[..., Any]) -> Optional[bool]:
-    """Which values `fn`'s annotations ask for: True for torch's (`x: torch.Tensor`, a
-    `torch.dtype` or `torch.device`), as a torch.library.custom_op body is annotated; False for
-    opreg's (`x: opreg.Tensor`); None when they name neither."""
-    try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return None
-    annotations = [p.annotation for p in signature.parameters.values()]
-    annotations.append(signature.return_annotation)
-    annotations = [a for a in annotations if a is not inspect.Signature.empty]
-    torch = sys.modules.get("torch")
-    if torch is not None and any(
-            _mentions(a, (torch.Tensor, torch.dtype, torch.device),
-                      ("torch.Tensor", "torch.dtype", "torch.device")) for a in annotations):
-        return True
-    if any(_mentions(a, (_C.Tensor,), ("opreg.Tensor",)) for a in annotations):
-        return False
-    return None
-
-
-def _torch_kernel(fn: Callable[..., Any], schema: FunctionSchema,
-                  torch_values: bool) -> Callable[..., Any]:
-    """`fn` as the op's kernel. With `torch_values` (the op's body is annotated with torch
-    types: _annotated_values), it gets torch values, as it would under torch: each opreg
-    tensor as a torch tensor over the same memory (torch.from_dlpack: writes reach the op's
-    arguments), a ScalarType as its torch.dtype and a Device as a torch.device; its torch
-    results are taken back zero-copy. Otherwise it gets opreg's values (opreg tensors,
-    ScalarType codes, device strings) and is returned as it is."""
-    if not torch_values:
-        return fn
-    torch = sys.modules["torch"]
-    dtypes = [getattr(torch, name, None) for name in _C._torch_scalar_type_names()]
-
-    def convert(value: Any, schema_type: str) -> Any:
-        if isinstance(value, _C.Tensor):
-            if value.device == "meta":  # no memory to share: a torch meta tensor alike
-                return _fake_adapter.torch_meta_like(torch, value)
-            return torch.from_dlpack(value)
-        if isinstance(value, (list, tuple)):
-            return type(value)(convert(v, schema_type) for v in value)
-        if schema_type.startswith("ScalarType") and isinstance(value, int) and \
-                0 <= value < len(dtypes) and dtypes[value] is not None:
-            return dtypes[value]
-        if schema_type.startswith("Device") and isinstance(value, str):
-            return torch.device(value)
-        return value
-
-    types_by_name = {a.name: a.type for a in schema.arguments}
-    types_in_order = [a.type for a in schema.arguments]
-
-    def back(value: Any) -> Any:
-        """Torch meta results as opreg meta tensors (contiguous: opreg_meta_like); torch's other
-        results cross by DLPack, strides included."""
-        if isinstance(value, torch.Tensor) and value.device.type == "meta":
-            return _fake_adapter.opreg_meta_like(value)
-        if isinstance(value, (list, tuple)):
-            return type(value)(back(v) for v in value)
-        return value
-
-    def kernel(*args: Any, **kwargs: Any) -> Any:
-        args = tuple(convert(v, types_in_order[i] if i < len(types_in_order) else "")
-                     for i, v in enumerate(args))
-        kwargs = {k: convert(v, types_by_name.get(k, "")) for k, v in kwargs.items()}
-        return back(fn(*args, **kwargs))
-
-    kernel.__name__ = getattr(fn, "__name__", "kernel")
-    kernel.__wrapped__ = fn  # type: ignore[attr-defined]
-    return kernel
-
-
 _DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", "default": "CompositeExplicit", None: ""}
 
 
@@ -324,8 +244,8 @@ class CustomOpDef:
         self._has_fake = False
         # A torch-style body (torch annotations) makes a torch-style op: kernels registered
         # later get torch values too, annotated or not, as they would under torch.
-        self._torch_values = _annotated_values(fn) is True
-        kernel = _torch_kernel(fn, self._schema, self._torch_values)
+        self._torch_values = annotated_values(fn) is True
+        kernel = kernel_for(fn, self._schema, self._torch_values)
         for key in self._keys(device_types):
             self._lib.impl(name, kernel, key, _check_aliasing=True)
         # A mutating op without returns gets a trivial fake implementation (as torch does).
@@ -386,9 +306,9 @@ class CustomOpDef:
 
         def inner(f: Callable[..., Any]) -> Callable[..., Any]:
             # Its own annotations decide; an unannotated kernel follows the op's body.
-            asked = _annotated_values(f)
-            kernel = _torch_kernel(f, self._schema,
-                                   self._torch_values if asked is None else asked)
+            asked = annotated_values(f)
+            kernel = kernel_for(f, self._schema,
+                                self._torch_values if asked is None else asked)
             for key in self._keys(device_types):
                 self._lib.impl(self._name, kernel, key, _check_aliasing=True)
             return f

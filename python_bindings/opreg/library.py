@@ -16,7 +16,8 @@ from types import FrameType
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 from . import _C, _fake_adapter, _op_events
-from ._schema_objects import Tag, tags_of
+from ._annotations import annotated_values, kernel_for
+from ._schema_objects import FunctionSchema, Tag, tags_of
 
 _KINDS = ("DEF", "FRAGMENT", "IMPL")
 
@@ -48,10 +49,30 @@ def _forget_fakes(fakes: list) -> None:
     fakes.clear()
 
 
-def _release(lib: Any, fakes: list) -> None:
-    """A garbage-collected Library's registrations, undone."""
+def _forget_composites(composites: list, *, now: bool) -> None:
+    """Drops the COMPOSITES entries a Library made, and tells the followers (`now`: at once)."""
+    for qualified, fn in composites:
+        kept = _op_events.COMPOSITES.get(qualified, [])
+        for i, f in enumerate(kept):
+            if f is fn:
+                del kept[i]
+                break
+        if not kept:
+            _op_events.COMPOSITES.pop(qualified, None)
+    for qualified in dict.fromkeys(q for q, _ in composites):
+        _op_events.composites_changed(qualified, now=now)
+    composites.clear()
+
+
+def _release(lib: Any, fakes: list, composites: list) -> None:
+    """A garbage-collected Library's registrations, undone (the followers hear of it at the main
+    thread's next bytecode boundary: a finalizer runs inside whatever code collected)."""
     _forget_fakes(fakes)
+    _forget_composites(composites, now=False)  # told before the op's undefinition, if any
     _C._Library.destroy(lib)
+
+
+_COMPOSITE_IMPLICIT_KEYS = ("CompositeImplicit", "CompositeImplicitAutograd")
 
 
 class Library:
@@ -72,8 +93,11 @@ class Library:
         self._op_defs: list[str] = []
         # Fakes given here, (op, fn): their FAKES entries go with the Library.
         self._fakes: list[Tuple[str, Callable[..., Any]]] = []
+        # CompositeImplicit kernels given here, (op, fn): their COMPOSITES entries likewise.
+        self._composites: list[Tuple[str, Callable[..., Any]]] = []
         # Deregisters when the Library is garbage collected.
-        self._finalizer = weakref.finalize(self, _release, self._lib, self._fakes)
+        self._finalizer = weakref.finalize(self, _release, self._lib, self._fakes,
+                                           self._composites)
 
     def __repr__(self) -> str:
         state = "" if self._lib is not None and self._lib.alive else ", destroyed"
@@ -99,11 +123,38 @@ class Library:
              _check_aliasing: bool = False) -> None:
         """Registers a Python callable as the kernel of `op_name` (`op` or `op.overload`) for
         `dispatch_key` ("CPU", "CUDA", "Meta", "CompositeExplicit", "CompositeImplicit"; empty:
-        this Library's key, or every backend)."""
+        this Library's key, or every backend).
+
+        `fn` gets opreg's values (opreg tensors, ScalarType codes, device strings), or torch's
+        when its annotations name torch types (`x: torch.Tensor`), as opreg.custom_op's body.
+        A CompositeImplicit (CompositeImplicitAutograd) kernel not annotated with opreg types
+        is also the op's CompositeImplicitAutograd kernel in torch (through opreg.torch), called
+        there with torch values as torch calls one: torch.ops calls decompose into the ops it
+        calls, so gradients flow through them and FakeTensor tracing and torch.compile trace
+        through it. The op keeps opreg's kernels in torch only for the backends where opreg has
+        a kernel of its own."""
         if not callable(fn):
             raise TypeError(f"Input function is required to be a callable but found type {type(fn)}")
         file, line = _caller()
-        self._c().impl(_op_name(op_name), fn, dispatch_key or self.dispatch_key, _check_aliasing, file, line)
+        name = _op_name(op_name)
+        key = dispatch_key or self.dispatch_key
+        asked = annotated_values(fn)
+        kernel = fn
+        if asked:
+            kernel = kernel_for(fn, FunctionSchema(_C.schema(self._qualified(name))), True)
+        self._c().impl(name, kernel, key, _check_aliasing, file, line)
+        qualified = self._qualified(name)
+        if key in _COMPOSITE_IMPLICIT_KEYS and asked is not False:
+            _op_events.COMPOSITES.setdefault(qualified, []).append(fn)
+            self._composites.append((qualified, fn))
+            _op_events.composites_changed(qualified)
+        elif qualified in _op_events.COMPOSITES:
+            _op_events.composites_changed(qualified)  # which backends keep opreg's kernel
+
+    def _qualified(self, name: str) -> str:
+        """"ns::name" or "ns::name.overload" of an op name given to this Library."""
+        qualified = name if "::" in name else f"{self.ns}::{name}"
+        return qualified[:-len(".default")] if qualified.endswith(".default") else qualified
 
     def register_fake(self, op_name: Any, fn: Callable[..., Any]) -> None:
         """The op's fake, as torch.library.register_fake's: `fn` takes the op's arguments with
@@ -115,7 +166,7 @@ class Library:
         with the Library. `register_meta` registers an opreg-only Meta kernel instead."""
         name = _op_name(op_name)
         self.register_meta(name, _fake_adapter.meta_kernel_of(fn))
-        qualified = name if "::" in name else f"{self.ns}::{name}"
+        qualified = self._qualified(name)
         _op_events.FAKES[qualified] = fn
         self._fakes.append((qualified, fn))
 
@@ -152,6 +203,7 @@ class Library:
         _forget_fakes(self._fakes)
         if self._lib is not None:
             self._finalizer.detach()
+            _forget_composites(self._composites, now=False)  # before the op's undefinition
             self._lib.destroy()
             self._lib = None
             _op_events.deliver()  # the undefinitions reach the followers before we return

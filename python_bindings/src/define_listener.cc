@@ -10,6 +10,11 @@
 // held: before torch.ops.load_library or the import statement returns there. A Python caller
 // that has just defined ops (opreg.Library.define, opreg.load_library) hands them over at once
 // with _deliver_op_events, on its own thread: delivered synchronously where the GIL is held.
+// The same queue carries opreg.library's "kernels" events (an op's Python CompositeImplicit
+// kernels changed), so that a follower sees them in order with the definitions, and so that one
+// raised in a garbage collector's finalizer waits for a bytecode boundary too.
+#include <algorithm>
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -26,8 +31,11 @@ std::mutex& Mu() {
   static auto* mu = new std::mutex();
   return *mu;
 }
-// An event: (true for defined / false for undefined, the op's name).
-using Event = std::pair<bool, std::string>;
+// An event: (its kind, the op's name). The kinds are static strings: "defined" and "undefined"
+// from the dispatcher, "kernels" from opreg.library (an op's Python CompositeImplicit kernels
+// changed; see opreg._op_events).
+using Event = std::pair<const char*, std::string>;
+constexpr const char* kKinds[] = {"defined", "undefined", "kernels"};
 std::vector<Event>& Pending() {  // not yet handed to the callback (under Mu())
   static auto* pending = new std::vector<Event>();
   return *pending;
@@ -62,7 +70,7 @@ int HandOver(void* /*unused*/) {
   PyObject* list = PyList_New(static_cast<Py_ssize_t>(events.size()));
   if (list != nullptr) {
     for (size_t i = 0; i < events.size(); ++i) {
-      PyObject* kind = PyUnicode_FromString(events[i].first ? "defined" : "undefined");
+      PyObject* kind = PyUnicode_FromString(events[i].first);
       PyObject* name = PyUnicode_FromStringAndSize(
           events[i].second.data(), static_cast<Py_ssize_t>(events[i].second.size()));
       PyObject* item = kind != nullptr && name != nullptr ? PyTuple_Pack(2, kind, name) : nullptr;
@@ -113,7 +121,8 @@ void InitDefineListener(py::module_& m) {
         }
         Dispatcher::Get().Subscribe(
             [](Dispatcher::OpEvent kind, const OperatorName& name) {
-              Queue({Event{kind == Dispatcher::OpEvent::kDefined, name.str()}});
+              Queue({Event{kind == Dispatcher::OpEvent::kDefined ? kKinds[0] : kKinds[1],
+                           name.str()}});
             },
             /*replay=*/false);  // opreg._op_events replays for each follower
       },
@@ -131,11 +140,19 @@ void InitDefineListener(py::module_& m) {
       "_queue_op_events",
       [](const std::vector<std::pair<std::string, std::string>>& events) {
         std::vector<Event> queued;
-        for (const auto& [kind, name] : events) queued.emplace_back(kind == "defined", name);
+        for (const auto& [kind, name] : events) {
+          const char* const* known = std::find(std::begin(kKinds), std::end(kKinds), kind);
+          if (known == std::end(kKinds)) {
+            throw Error(ErrorKind::kValue, "unknown op event kind '" + kind +
+                                               "' (expected defined, undefined or kernels)");
+          }
+          queued.emplace_back(*known, name);
+        }
         Queue(std::move(queued));
       },
       py::arg("events"),
-      "Hands `events` to the callback again (it was interrupted before it got to them).");
+      "Queues `events` ([(kind, name), ...], kind 'defined', 'undefined' or 'kernels') for the "
+      "callback: one it was interrupted before getting to, or a kernel change from Python.");
   m.def(
       "_stop_define_listener",
       [] {

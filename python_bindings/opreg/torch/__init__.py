@@ -40,6 +40,13 @@ Each torch op gets:
 - mutation and aliasing from the schema: `Tensor(a!)` arguments are mutated in place and an
   out variant returns the very `out` tensor it was given, as torch requires.
 
+An op given a Python CompositeImplicit kernel through `opreg.Library.impl` (one not annotated
+with opreg types) is a CompositeImplicitAutograd op in torch, as with torch.library: torch calls
+that function with torch values, so calls decompose into the ops it calls (gradients flow
+through them; meta tensors, FakeTensor tracing and torch.compile go through it, with no fake),
+and the op keeps opreg's kernels only for the backends where opreg has a kernel of its own.
+The op's torch kernels follow as such a kernel is registered or its Library destroyed.
+
 Every op that writes an argument (`Tensor(a!)`: in-place, out variants, `-> ()` kernels)
 bumps the version counters of the tensors it writes, as torch's own in-place ops do, so autograd
 refuses a backward that would read a tensor the op overwrote. The C++ kernel does it through

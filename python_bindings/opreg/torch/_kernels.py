@@ -11,7 +11,7 @@ from typing import Any, Callable, List, Sequence, Tuple
 
 import torch
 
-from .. import _C
+from .. import _C, _op_events
 from . import _math_bits
 from ._fakes import make_fake
 from ._records import TorchOpRecord
@@ -70,21 +70,76 @@ def _python_kernel(opreg_op: Any, schema: Any) -> Callable[..., Any]:
                                  torch.from_dlpack, torch.Tensor)
 
 
+def _origin_key(key: str) -> str:
+    return "CPU" if key == "CompositeExplicitAutograd" else key
+
+
+def wanted_state(qualified: str, opreg_op: Any, schema: Any) -> Tuple[bool, Tuple[str, ...]]:
+    """What torch op `qualified` should have: (a CompositeImplicitAutograd kernel, the keys of
+    opreg's kernels). An op with a Python CompositeImplicit kernel in COMPOSITES gets the
+    former, and opreg's kernels only for the backends where opreg has a kernel of its own (a
+    backend kernel, CompositeExplicit, an out variant, a fallback), as torch prefers a backend's
+    kernel to the CompositeImplicitAutograd one; an op without one gets opreg's kernels for
+    every backend. An op without tensor arguments gives torch no backend to dispatch on: its
+    kernel is CompositeExplicitAutograd (what a libtorch `m.def("name", &fn)` amounts to)."""
+    keys = ("CPU", "CUDA") if has_tensor_arguments(schema) else ("CompositeExplicitAutograd",)
+    if not _op_events.COMPOSITES.get(qualified):
+        return False, keys
+    return True, tuple(k for k in keys if _C._kernel_origin(opreg_op.name, _origin_key(k))
+                       != "composite_implicit")
+
+
+def _torch_results(value: Any) -> Any:
+    """A composite kernel's results as torch values: a NumPy array or an opreg tensor crosses
+    by DLPack (outside autograd, as any such result of a torch composite kernel)."""
+    if value is None or isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_torch_results(v) for v in value)
+    if hasattr(value, "__dlpack__"):
+        return torch.from_dlpack(value)
+    return value
+
+
+def _composite_kernel(qualified: str) -> Callable[..., Any]:
+    """The op's CompositeImplicitAutograd kernel: the newest Python CompositeImplicit kernel
+    opreg.Library.impl took for it, called with torch's values, as torch calls one (the tensors
+    torch was given: real, fake or functional ones, so tracing and autograd go through the ops
+    it calls). Looked up at each call: a newer one serves at once, as in opreg's dispatcher."""
+
+    def composite(*args: Any, **kwargs: Any) -> Any:
+        kernels = _op_events.COMPOSITES.get(qualified)
+        if not kernels:  # its Library is being destroyed: torch's kernels follow at once
+            raise RuntimeError(f"[{qualified}] its CompositeImplicit kernel was removed")
+        return _torch_results(kernels[-1](*args, **kwargs))
+
+    composite.__name__ = f"opreg_composite_{qualified.replace('::', '_').replace('.', '_')}"
+    return composite
+
+
 def register_kernels(record: TorchOpRecord, opreg_op: Any, schema: Any,
                      lib: torch.library.Library, target: str, owner: str) -> None:
-    """The backend kernels and the fake of torch op `record` (definition `target` in `lib`,
-    schema: torch's FunctionSchema), calling `opreg_op`; `owner` is the opreg op whose C++
-    trampoline it uses. An op without tensor arguments gives torch no backend to dispatch on:
-    its kernel is CompositeExplicitAutograd (what a libtorch `m.def("name", &fn)` amounts to)."""
-    keys = ["CPU", "CUDA"] if has_tensor_arguments(schema) else ["CompositeExplicitAutograd"]
-    why = C_BRIDGE_UNAVAILABLE or _C._torch_bridge_impl(
-        opreg_op.name, record.qualified.split("::", 1)[0], target, keys, owner)
-    if why:
-        record.python_kernel = why
-        kernel = _python_kernel(opreg_op, schema)
-        for key in keys:
-            lib.impl(target, kernel, key)
-    register_beside_cpp_kernel(record.qualified, schema, lib, target, cpp_kernel=not why)
+    """The kernels and the fake of torch op `record` (definition `target`, schema: torch's
+    FunctionSchema) in `lib`, as wanted_state says, calling `opreg_op`; `owner` is the opreg op
+    whose C++ trampoline it uses. An op with a CompositeImplicitAutograd kernel gets no fake:
+    torch refuses one (the op decomposes into ops that have theirs)."""
+    composite, keys = record.kernel_state = wanted_state(record.qualified, opreg_op, schema)
+    record.python_kernel = record.fake_refused = ""
+    if composite:
+        lib.impl(target, _composite_kernel(record.qualified), "CompositeImplicitAutograd")
+    if keys:
+        why = C_BRIDGE_UNAVAILABLE or _C._torch_bridge_impl(
+            opreg_op.name, record.qualified.split("::", 1)[0], target, list(keys), owner)
+        if why:
+            record.python_kernel = why
+            kernel = _python_kernel(opreg_op, schema)
+            for key in keys:
+                lib.impl(target, kernel, key)
+        register_beside_cpp_kernel(record.qualified, schema, lib, target, cpp_kernel=not why)
+    if composite:
+        record.fake_refused = ("its CompositeImplicitAutograd kernel (opreg.Library.impl) "
+                               "decomposes it; torch takes no fake for such an op")
+        return
     fake = make_fake(opreg_op, schema, record)
     try:
         torch.library.register_fake(record.qualified, fake, lib=lib)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
@@ -27,6 +27,11 @@ class TorchOpRecord:
     companion: Optional[str] = None  # "opreg_mut::..." behind an op returning written args
     owner: Optional[str] = None  # a companion's op
     python_kernel: str = ""  # why its CPU/CUDA kernel is on torch's Python-kernel path ('': C++)
+    # The torch Library holding its backend kernels and fake (also in `libs`), replaced when
+    # they change (_kernels.refresh), and what it holds: (CompositeImplicitAutograd kernel or
+    # not, the keys of opreg's kernels).
+    kernel_lib: Optional[torch.library.Library] = None
+    kernel_state: Tuple[bool, Tuple[str, ...]] = (False, ())
     fake_refused: str = ""  # why torch took no fake for it ('' when it took one)
     torch_fake: Optional[Callable[..., Any]] = None  # given to opreg.torch.register_fake
     autograd_lib: Optional[torch.library.Library] = None  # register_autograd's, if any

@@ -111,6 +111,7 @@ def _register(qualified: str) -> None:
             return
         if record.schema_text == text:
             _follow_custom_op(record)  # the same torch op serves the new definition
+            refresh_kernels(qualified)
             return
         unregister(qualified)  # redefined with another schema: the torch op follows it
     elif RECORDS.skipped_reason(qualified) is not None:
@@ -137,9 +138,47 @@ def _register(qualified: str) -> None:
     if any(i is not None for i in _aliasing.aliased_returns(schema)):
         _aliasing.register_aliasing(record, opreg_op, text, schema, lib, target)
     else:
-        _kernels.register_kernels(record, opreg_op, schema, lib, target, qualified)
+        _kernels.register_kernels(record, opreg_op, schema, _new_kernel_lib(record), target,
+                                  qualified)
     record.torch_op = getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
     _follow_custom_op(record)
+
+
+def _new_kernel_lib(record: Any) -> torch.library.Library:
+    """A new torch Library for the record's kernels and fake, the previous one destroyed."""
+    old = record.kernel_lib
+    if old is not None:
+        record.libs.remove(old)
+        old._destroy()
+    record.kernel_lib = torch.library.Library(record.qualified.split("::", 1)[0], "FRAGMENT")
+    record.libs.append(record.kernel_lib)
+    return record.kernel_lib
+
+
+def refresh_kernels(qualified: str) -> None:
+    """Gives torch op `qualified` the kernels _kernels.wanted_state says it should have now, if
+    they changed (a Python CompositeImplicit kernel registered or removed, a backend kernel
+    registered beside one): its kernel Library is replaced. Ops returning their written arguments
+    keep theirs (their CompositeImplicitAutograd kernel is opreg.torch's decomposition)."""
+    record = RECORDS.get(qualified)
+    if record is None or record.torch_op is None or record.kernel_lib is None:
+        return
+    try:
+        opreg_op = overload_of(qualified)
+    except AttributeError:
+        return  # undefined: its torch op stays, and says so when called
+    schema = record.torch_op._schema
+    if _kernels.wanted_state(qualified, opreg_op, schema) == record.kernel_state:
+        return
+    if not _kernels.release_cpp_kernels(qualified):
+        warnings.warn(f"{qualified}: this torch cannot delete the op's C++ kernels, so its "
+                      f"CompositeImplicit kernel cannot replace them in torch")
+        return
+    ns, rest = qualified.split("::", 1)
+    name, _, overload = rest.partition(".")
+    _kernels.register_kernels(record, opreg_op, schema, _new_kernel_lib(record),
+                              f"{name}.{overload}" if overload else name, qualified)
+    record.torch_op._dispatch_cache.clear()  # torch's Python dispatcher resolved the old kernels
 
 
 def _follow_custom_op(record: Any) -> None:
@@ -169,10 +208,16 @@ def register_or_skip(qualified: str) -> None:
 def on_op_event(kind: str, qualified: str) -> None:
     """The op event stream's follower (opreg._op_events): an op defined by any code becomes a
     torch op, and a name skipped before (its schema refused, torch's op of that name since gone)
-    is tried again. The stream is handed over at any bytecode boundary of the main thread, so
-    also inside opreg.torch's own registration code: there the name waits for the lock's
-    release. An undefined op's torch op stays (and says so when called)."""
-    if kind != "defined":
+    is tried again; an op whose Python CompositeImplicit kernels changed ("kernels") gets the
+    torch kernels that follow from them. The stream is handed over at any bytecode boundary of
+    the main thread, so also inside opreg.torch's own registration code: there the name waits
+    for the lock's release (and is then handled as a definition, which refreshes the kernels of
+    an op already registered). An undefined op's torch op stays (and says so when called)."""
+    if kind == "kernels" and not RECORDS.lock.held_here():
+        with RECORDS.lock:
+            refresh_kernels(qualified)
+        return
+    if kind not in ("defined", "kernels"):
         return
     if RECORDS.lock.held_here():
         RECORDS.lock.defer(qualified)

@@ -1,0 +1,210 @@
+"""A Python CompositeImplicit kernel given to opreg.Library.impl is the op's
+CompositeImplicitAutograd kernel in torch, as torch.library's is: torch.ops calls decompose into
+the ops it calls, so gradients flow through them, meta tensors and FakeTensor tracing go
+through it, and torch.compile traces it with dynamic sizes. opreg keeps its own kernels in
+torch only for the backends where the op has one of its own."""
+import gc
+import warnings
+
+import numpy as np
+import pytest
+
+import opreg
+from opreg import _op_events
+
+torch = pytest.importorskip("torch")
+import opreg.torch  # noqa: E402  (needs torch)
+
+
+def _has_cia(qualified):
+    return torch._C._dispatch_has_kernel_for_dispatch_key(qualified, "CompositeImplicitAutograd")
+
+
+def _has_cpu(qualified):
+    return torch._C._dispatch_has_kernel_for_dispatch_key(qualified, "CPU")
+
+
+def _sin_times(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return torch.sin(x) * y
+
+
+def test_gradients_flow_through_a_torch_style_composite(ns):
+    lib = opreg.Library(ns, "DEF")
+    lib.define("f(Tensor x, Tensor y) -> Tensor")
+    lib.impl("f", _sin_times, "CompositeImplicit")
+    op = getattr(torch.ops, ns).f
+    assert _has_cia(f"{ns}::f") and not _has_cpu(f"{ns}::f")
+
+    x = torch.randn(5, requires_grad=True)
+    y = torch.randn(5, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the autograd fallback's warning would be an error
+        op(x, y).sum().backward()
+    torch.testing.assert_close(x.grad, torch.cos(x.detach()) * y.detach())
+    torch.testing.assert_close(y.grad, torch.sin(x.detach()))
+
+    # Meta tensors decompose too (no fake needed), and so does every mode.
+    m = op(torch.empty(3, 4, device="meta"), torch.empty(3, 4, device="meta"))
+    assert m.device.type == "meta" and m.shape == (3, 4)
+    with torch.inference_mode():
+        torch.testing.assert_close(op(x.detach(), y.detach()), _sin_times(x, y).detach())
+
+    # opreg's own calls run the same function, given torch values (its annotations ask for them).
+    a, b = np.arange(4, dtype=np.float32), np.full(4, 2, dtype=np.float32)
+    np.testing.assert_allclose(np.asarray(getattr(opreg.ops, ns).f(a, b)), np.sin(a) * b,
+                               rtol=1e-6)
+    lib._destroy()
+
+
+def test_an_unannotated_composite_gets_torch_tensors_from_torch(ns):
+    lib = opreg.Library(ns, "DEF")
+    lib.define("g(Tensor x, float alpha) -> Tensor")
+    seen = []
+
+    def g(x, alpha):
+        seen.append(type(x))
+        return x * x * alpha
+
+    lib.impl("g", g, "CompositeImplicitAutograd")
+    x = torch.randn(4, requires_grad=True)
+    getattr(torch.ops, ns).g(x, 3.0).sum().backward()
+    assert seen == [torch.Tensor]
+    torch.testing.assert_close(x.grad, 6 * x.detach())
+    lib._destroy()
+
+
+def test_compiles_once_for_four_batch_sizes(ns):
+    lib = opreg.Library(ns, "DEF")
+    lib.define("h(Tensor x, Tensor w) -> Tensor")
+    lib.impl("h", lambda x, w: torch.nn.functional.silu(x) * w, "CompositeImplicit")
+    op = getattr(torch.ops, ns).h
+    frames = []
+
+    def backend(gm, example_inputs):
+        frames.append(gm)
+        return gm.forward
+
+    fn = torch.compile(lambda x, w: op(x, w) + 1, backend=backend, fullgraph=True)
+    w = torch.randn(8)
+    for batch in (2, 3, 4, 5):
+        x = torch.randn(batch, 8)
+        torch._dynamo.mark_dynamic(x, 0)
+        torch.testing.assert_close(fn(x, w), torch.nn.functional.silu(x) * w + 1)
+    assert len(frames) == 1
+    torch._dynamo.reset()
+    lib._destroy()
+
+
+def test_a_backend_kernel_beside_it_keeps_that_backend(ns):
+    lib = opreg.Library(ns, "DEF")
+    lib.define("k(Tensor x) -> Tensor")
+    lib.impl("k", lambda x: np.asarray(x) * 10, "CPU")  # opreg's own CPU kernel
+    lib.impl("k", lambda x: x * 2, "CompositeImplicit")
+    q = f"{ns}::k"
+    assert _has_cia(q) and _has_cpu(q)  # torch prefers the backend's kernel, as opreg does
+    x = torch.ones(3)
+    torch.testing.assert_close(getattr(torch.ops, ns).k(x), torch.full((3,), 10.0))
+    assert getattr(torch.ops, ns).k(torch.empty(2, device="meta")).shape == (2,)  # decomposes
+    lib._destroy()
+
+
+def test_kernels_follow_the_composite_as_it_comes_and_goes(ns):
+    lib = opreg.Library(ns, "DEF")
+    lib.define("s(Tensor x) -> Tensor")
+    q = f"{ns}::s"
+    assert not _has_cia(q) and _has_cpu(q)
+    impl_lib = opreg.Library(ns, "FRAGMENT")
+    impl_lib.impl("s", lambda x: x * 3, "CompositeImplicit")
+    assert _has_cia(q) and not _has_cpu(q)
+    op = getattr(torch.ops, ns).s  # kept across the changes, as a caller would
+    torch.testing.assert_close(op(torch.ones(2)), torch.full((2,), 3.0))
+
+    # A newer composite serves at once, and the older one again once the newer one is gone.
+    newer = opreg.Library(ns, "FRAGMENT")
+    newer.impl("s", lambda x: x * 5, "CompositeImplicit")
+    torch.testing.assert_close(op(torch.ones(2)), torch.full((2,), 5.0))
+    newer._destroy()
+    torch.testing.assert_close(op(torch.ones(2)), torch.full((2,), 3.0))
+
+    impl_lib._destroy()
+    assert not _has_cia(q) and _has_cpu(q)  # opreg's kernels again, for every backend
+    lib.impl("s", lambda x: np.asarray(x) + 1, "CPU")
+    torch.testing.assert_close(op(torch.ones(2)), torch.full((2,), 2.0))
+
+    # A garbage-collected Library's composite goes at the next bytecode boundary.
+    def add_composite():
+        opreg.Library(ns, "FRAGMENT").impl("s", lambda x: x * 7, "CompositeImplicit")
+
+    add_composite()
+    gc.collect()
+    _op_events.deliver()
+    assert not _has_cia(q)
+    torch.testing.assert_close(op(torch.ones(2)), torch.full((2,), 2.0))
+    lib._destroy()
+
+
+def test_an_opreg_typed_composite_keeps_opregs_kernels(ns):
+    lib = opreg.Library(ns, "DEF")
+    lib.define("t(Tensor x) -> Tensor")
+
+    def t(x: opreg.Tensor) -> opreg.Tensor:
+        return np.asarray(x) * 4
+
+    lib.impl("t", t, "CompositeImplicit")
+    q = f"{ns}::t"
+    assert not _has_cia(q) and _has_cpu(q)
+    torch.testing.assert_close(getattr(torch.ops, ns).t(torch.ones(2)), torch.full((2,), 4.0))
+    assert q not in _op_events.COMPOSITES
+    lib._destroy()
+
+
+def test_register_fake_on_a_composite_op_says_torch_takes_none(ns):
+    lib = opreg.Library(ns, "DEF")
+    lib.define("u(Tensor x) -> Tensor")
+    lib.impl("u", lambda x: x + 1, "CompositeImplicit")
+    with pytest.raises(RuntimeError, match="CompositeImplicitAutograd kernel"):
+        opreg.torch.register_fake(f"{ns}::u", lambda x: torch.empty_like(x))
+    assert "decomposes it" in opreg.torch.skipped()[f"{ns}::u (fake)"]
+    lib._destroy()
+
+
+def test_opcheck_passes_on_a_composite_op(ns):
+    lib = opreg.Library(ns, "DEF")
+    lib.define("v(Tensor x, Tensor y) -> Tensor")
+    lib.impl("v", _sin_times, "CompositeImplicit")
+    x, y = torch.randn(3, requires_grad=True), torch.randn(3)
+    result = opreg.opcheck(getattr(opreg.ops, ns).v.default, (x, y))
+    assert set(result.values()) == {"SUCCESS"}
+    lib._destroy()
+
+
+def test_followers_hear_of_composite_changes(ns):
+    heard = []
+    sub = _op_events.subscribe(lambda kind, name: heard.append((kind, name)) if
+                               name.startswith(ns) else None, replay=False)
+    try:
+        lib = opreg.Library(ns, "DEF")
+        lib.define("w(Tensor x) -> Tensor")
+        lib.impl("w", lambda x: x, "CompositeImplicit")
+        lib._destroy()
+    finally:
+        sub.close()
+    assert heard == [("defined", f"{ns}::w"), ("kernels", f"{ns}::w"),
+                     ("kernels", f"{ns}::w"), ("undefined", f"{ns}::w")]
+
+
+def test_a_torch_typed_kernel_gets_torch_values_from_opreg_calls(ns):
+    lib = opreg.Library(ns, "DEF")
+    lib.define("c(Tensor x, ScalarType dtype) -> Tensor")
+    got = []
+
+    def c(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        got.append((type(x), dtype))
+        return torch.cos(x).to(dtype)
+
+    lib.impl("c", c, "CPU")
+    a = np.linspace(0, 1, 5, dtype=np.float32)
+    out = getattr(opreg.ops, ns).c(a, "float64")
+    np.testing.assert_allclose(np.asarray(out), np.cos(a), rtol=1e-6)
+    assert got == [(torch.Tensor, torch.float64)]
+    lib._destroy()
