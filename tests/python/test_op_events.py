@@ -6,6 +6,8 @@ import sys
 import threading
 from typing import List, Tuple
 
+import pytest
+
 import opreg
 from opreg import _C, _op_events
 
@@ -115,3 +117,8 @@ def test_a_follower_that_raises_costs_the_others_no_event(monkeypatch):
     finally:
         first.close()
         second.close()
+
+
+def test_an_unknown_event_kind_is_refused_by_name():
+    with pytest.raises(ValueError, match="unknown op event kind 'bogus'"):
+        _C._queue_op_events([("bogus", "ns::f")])
