@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import sys
 import typing
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import _C, _fake_adapter
 
@@ -37,6 +37,10 @@ def annotated_values(fn: Callable[..., Any]) -> Optional[bool]:
     annotations = [p.annotation for p in signature.parameters.values()]
     annotations.append(signature.return_annotation)
     annotations = [a for a in annotations if a is not inspect.Signature.empty]
+    try:  # string annotations (`from __future__ import annotations`), as the names they bind
+        annotations += list(typing.get_type_hints(fn).values())
+    except Exception:  # a name not bound where fn was written: the strings are matched as text
+        pass
     torch = sys.modules.get("torch")
     if torch is not None and any(
             _mentions(a, (torch.Tensor, torch.dtype, torch.device),
@@ -48,11 +52,11 @@ def annotated_values(fn: Callable[..., Any]) -> Optional[bool]:
 
 
 def kernel_for(fn: Callable[..., Any], schema: Any, torch_values: bool) -> Callable[..., Any]:
-    """`fn` as the op's kernel. With `torch_values` (the op's body is annotated with torch
-    types: annotated_values), it gets torch values, as it would under torch: each opreg
-    tensor as a torch tensor over the same memory (torch.from_dlpack: writes reach the op's
-    arguments), a ScalarType as its torch.dtype and a Device as a torch.device; its torch
-    results are taken back zero-copy. Otherwise it gets opreg's values (opreg tensors,
+    """`fn` as the op's kernel (`schema`: the op's FunctionSchema, or a function giving it).
+    With `torch_values` (the op's body is annotated with torch types: annotated_values), it gets
+    torch values, as it would under torch: each opreg tensor as a torch tensor over the same
+    memory (torch.from_dlpack: writes reach the op's arguments), a ScalarType as its torch.dtype
+    and a Device as a torch.device; its torch results are taken back zero-copy. Otherwise it gets opreg's values (opreg tensors,
     ScalarType codes, device strings) and is returned as it is."""
     if not torch_values:
         return fn
@@ -73,8 +77,16 @@ def kernel_for(fn: Callable[..., Any], schema: Any, torch_values: bool) -> Calla
             return torch.device(value)
         return value
 
-    types_by_name = {a.name: a.type for a in schema.arguments}
-    types_in_order = [a.type for a in schema.arguments]
+    types_by_name: Dict[str, str] = {}
+    types_in_order: List[str] = []
+    read: List[bool] = []
+
+    def argument_types() -> None:
+        """Read at the first call: the op may be defined after its kernel is registered."""
+        arguments = (schema() if callable(schema) else schema).arguments
+        types_by_name.update({a.name: a.type for a in arguments})
+        types_in_order.extend(a.type for a in arguments)
+        read.append(True)
 
     def back(value: Any) -> Any:
         """Torch meta results as opreg meta tensors (contiguous: opreg_meta_like); torch's other
@@ -86,6 +98,8 @@ def kernel_for(fn: Callable[..., Any], schema: Any, torch_values: bool) -> Calla
         return value
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
+        if not read:
+            argument_types()
         args = tuple(convert(v, types_in_order[i] if i < len(types_in_order) else "")
                      for i, v in enumerate(args))
         kwargs = {k: convert(v, types_by_name.get(k, "")) for k, v in kwargs.items()}

@@ -14,10 +14,10 @@ reaches into another's private names or imports it back.
 - `FAKES`: "ns::name[.overload]" -> the fake given to register_fake (opreg.library), which
   opreg.torch gives torch as the op's torch-level fake.
 - `COMPOSITES`: "ns::name[.overload]" -> the Python functions opreg.Library.impl registered as
-  the op's CompositeImplicit kernel that take torch values (all but those annotated with opreg
-  types), oldest first; the newest is the one opreg's dispatcher runs. opreg.torch makes such an
-  op CompositeImplicitAutograd in torch, calling the newest with torch values (`composites_changed`
-  tells the followers).
+  the op's CompositeImplicit kernel, oldest first (the newest is the one opreg's dispatcher
+  runs), each as (fn, whether it takes torch values: all but those annotated with opreg types).
+  When the newest takes torch values, opreg.torch makes the op CompositeImplicitAutograd in
+  torch, calling it with torch values (`composites_changed` tells the followers).
 - `CUSTOM_OPS`: "ns::name" -> the Library that holds an op made by `opreg.custom_op`, kept for
   the process as torch keeps a custom_op's (defining the name again destroys it first, as
   torch's custom_op does); opreg.torch gives such an op without register_autograd torch's
@@ -37,7 +37,7 @@ from typing import Any, Callable, Dict, List, Set, Tuple
 from . import _C
 
 FAKES: Dict[str, Callable[..., Any]] = {}
-COMPOSITES: Dict[str, List[Callable[..., Any]]] = {}
+COMPOSITES: Dict[str, List[Tuple[Callable[..., Any], bool]]] = {}
 CUSTOM_OPS: Dict[str, Any] = {}
 
 

@@ -53,7 +53,7 @@ def _forget_composites(composites: list, *, now: bool) -> None:
     """Drops the COMPOSITES entries a Library made, and tells the followers (`now`: at once)."""
     for qualified, fn in composites:
         kept = _op_events.COMPOSITES.get(qualified, [])
-        for i, f in enumerate(kept):
+        for i, (f, _) in enumerate(kept):
             if f is fn:
                 del kept[i]
                 break
@@ -141,11 +141,12 @@ class Library:
         asked = annotated_values(fn)
         kernel = fn
         if asked:
-            kernel = kernel_for(fn, FunctionSchema(_C.schema(self._qualified(name))), True)
+            qualified = self._qualified(name)
+            kernel = kernel_for(fn, lambda: FunctionSchema(_C.schema(qualified)), True)
         self._c().impl(name, kernel, key, _check_aliasing, file, line)
         qualified = self._qualified(name)
-        if key in _COMPOSITE_IMPLICIT_KEYS and asked is not False:
-            _op_events.COMPOSITES.setdefault(qualified, []).append(fn)
+        if key in _COMPOSITE_IMPLICIT_KEYS:
+            _op_events.COMPOSITES.setdefault(qualified, []).append((fn, asked is not False))
             self._composites.append((qualified, fn))
             _op_events.composites_changed(qualified)
         elif qualified in _op_events.COMPOSITES:

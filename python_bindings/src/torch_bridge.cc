@@ -410,11 +410,17 @@ constexpr std::array<BoxedFn, kMaxBridgedOps> kTrampolines =
 
 // What the bridge keeps per owner (the torch op whose kernels it registered,
 // "ns::name[.overload]"): the trampoline slot, taken back when the owner registers again (its op
-// redefined), and the torch IMPL libraries holding the kernels, kept until
-// ReleaseImplLibraries undoes them.
+// redefined, or kernels for more keys), and the torch IMPL library holding each kernel (one per
+// torch op and key: an op and its companion share an owner), kept until ReleaseImplLibraries
+// undoes it.
+struct ImplLibrary {
+  std::string torch_name;
+  std::string key;
+  TorchLibraryHandle lib;
+};
 struct Owner {
   size_t slot;
-  std::vector<TorchLibraryHandle> libs;
+  std::vector<ImplLibrary> libs;
 };
 
 absl::flat_hash_map<std::string, Owner>& Owners() {
@@ -422,24 +428,31 @@ absl::flat_hash_map<std::string, Owner>& Owners() {
   return *owners;
 }
 
-TorchLibraryHandle NewImplLibrary(Owner& owner, const std::string& ns, const std::string& key) {
+TorchLibraryHandle NewImplLibrary(Owner& owner, const std::string& ns,
+                                  const std::string& torch_name, const std::string& key) {
   TorchLibraryHandle lib = nullptr;
   Check(g_shim->library_init_impl(ns.c_str(), key.c_str(), __FILE__, __LINE__, &lib),
         "aoti_torch_library_init_impl");
-  owner.libs.push_back(lib);
+  owner.libs.push_back(ImplLibrary{torch_name, key, lib});
   return lib;
 }
 
-// True when the kernels are gone (or there were none); false when this torch cannot delete a
-// library, and they stay registered.
-bool ReleaseImplLibraries(const std::string& owner) {
+// Deletes the owner's kernels for torch op `torch_name` and dispatch key `key` (each empty: any).
+// True when they are gone (or there were none); false when this torch cannot delete a library,
+// and they stay registered.
+bool ReleaseImplLibraries(const std::string& owner, const std::string& torch_name,
+                          const std::string& key) {
   auto it = Owners().find(owner);
   if (it == Owners().end() || it->second.libs.empty()) return true;
   if (g_shim->delete_library == nullptr) return false;
-  std::vector<TorchLibraryHandle>& libs = it->second.libs;
-  while (!libs.empty()) {  // each handle forgotten once deleted, even if a later one fails
-    TorchLibraryHandle lib = libs.back();
-    libs.pop_back();
+  std::vector<ImplLibrary>& libs = it->second.libs;
+  for (size_t i = libs.size(); i-- > 0;) {
+    if ((!torch_name.empty() && libs[i].torch_name != torch_name) ||
+        (!key.empty() && libs[i].key != key)) {
+      continue;
+    }
+    TorchLibraryHandle lib = libs[i].lib;
+    libs.erase(libs.begin() + static_cast<std::ptrdiff_t>(i));  // forgotten even if it fails
     Check(g_shim->delete_library(lib), "aoti_torch_delete_library_object");
   }
   return true;
@@ -472,10 +485,13 @@ void InitTorchBridge(py::module_& m) {
       "bump_version was found); when not, opreg.torch registers a Python kernel that does.");
   m.def(
       "_torch_bridge_release",
-      [](const std::string& owner) { return g_shim == nullptr || ReleaseImplLibraries(owner); },
-      py::arg("owner"),
-      "Undoes the kernels registered for `owner` (deletes their torch IMPL libraries); False "
-      "when this torch cannot, and they stay.");
+      [](const std::string& owner, const std::string& torch_name, const std::string& key) {
+        return g_shim == nullptr || ReleaseImplLibraries(owner, torch_name, key);
+      },
+      py::arg("owner"), py::arg("torch_name") = "", py::arg("key") = "",
+      "Undoes the kernels registered for `owner` (deletes their torch IMPL libraries), only "
+      "those of torch op `torch_name` and dispatch key `key` where given; False when this torch "
+      "cannot, and they stay.");
   m.def(
       "_torch_bridge_impl",
       [](const std::string& opreg_name, const std::string& torch_ns, const std::string& torch_name,
@@ -499,9 +515,10 @@ void InitTorchBridge(py::module_& m) {
             return StrCat("a return is a ", r.type()->str());
           b->returns.push_back(slot);
         }
-        // An owner registered again (its op redefined) takes its slot back: its old kernels
-        // were deleted with their libraries, so nothing calls that trampoline for them now.
-        // The old BridgedOp is not freed: a call already running may still read it.
+        // An owner registered again takes its slot back: its op was redefined (its old kernels
+        // were deleted with their libraries, so nothing calls that trampoline for them now), or
+        // it adds kernels for more keys (the new BridgedOp describes the same op). The old
+        // BridgedOp is not freed: a call already running may still read it.
         auto known = Owners().find(owner);
         if (known == Owners().end() && g_num_ops >= kMaxBridgedOps)
           return StrCat("more than ", kMaxBridgedOps, " bridged ops");
@@ -512,7 +529,8 @@ void InitTorchBridge(py::module_& m) {
         g_ops[index].store(b.release(),
                            std::memory_order_release);  // lives as long as torch's kernel
         for (const std::string& key : keys) {
-          Check(g_shim->library_impl(NewImplLibrary(o, torch_ns, key), torch_name.c_str(),
+          Check(g_shim->library_impl(NewImplLibrary(o, torch_ns, torch_name, key),
+                                     torch_name.c_str(),
                                      kTrampolines[index]),
                 "aoti_torch_library_impl");
         }

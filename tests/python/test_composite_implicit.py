@@ -4,6 +4,7 @@ the ops it calls, so gradients flow through them, meta tensors and FakeTensor tr
 through it, and torch.compile traces it with dynamic sizes. opreg keeps its own kernels in
 torch only for the backends where the op has one of its own."""
 import gc
+import threading
 import warnings
 
 import numpy as np
@@ -154,7 +155,7 @@ def test_an_opreg_typed_composite_keeps_opregs_kernels(ns):
     q = f"{ns}::t"
     assert not _has_cia(q) and _has_cpu(q)
     torch.testing.assert_close(getattr(torch.ops, ns).t(torch.ones(2)), torch.full((2,), 4.0))
-    assert q not in _op_events.COMPOSITES
+    assert _op_events.COMPOSITES[q] == [(t, False)]  # opreg runs it; torch follows opreg
     lib._destroy()
 
 
@@ -207,4 +208,157 @@ def test_a_torch_typed_kernel_gets_torch_values_from_opreg_calls(ns):
     out = getattr(opreg.ops, ns).c(a, "float64")
     np.testing.assert_allclose(np.asarray(out), np.cos(a), rtol=1e-6)
     assert got == [(torch.Tensor, torch.float64)]
+    lib._destroy()
+
+
+def test_changing_the_composite_leaves_a_backend_kernel_in_use_alone(ns):
+    # The op's own CPU kernel serves calls on the main thread while another thread registers and
+    # removes a composite kernel: the CPU kernel is never deleted and registered again under a
+    # running call (which crashed, torch then calling a freed kernel), and every call gives it.
+    lib = opreg.Library(ns, "DEF")
+    lib.define("r(Tensor x) -> Tensor")
+    lib.impl("r", lambda x: np.asarray(x) * 10, "CPU")
+    op = getattr(torch.ops, ns).r
+    stop = threading.Event()
+    errors = []
+
+    def churn():
+        try:
+            while not stop.is_set():
+                extra = opreg.Library(ns, "FRAGMENT")
+                extra.impl("r", lambda x: x * 2, "CompositeImplicit")
+                extra._destroy()
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    worker = threading.Thread(target=churn)
+    worker.start()
+    try:
+        for _ in range(3000):
+            assert op(torch.ones(2)).tolist() == [10.0, 10.0]
+    finally:
+        stop.set()
+        worker.join()
+    assert errors == []
+    lib._destroy()
+
+
+def test_in_place_and_out_ops_decompose_into_their_composite(ns):
+    lib = opreg.Library(ns, "DEF")
+    lib.define("scale_(Tensor(a!) x, Tensor y) -> Tensor(a!)")
+    lib.define("scale.out(Tensor x, Tensor y, *, Tensor(a!) out) -> Tensor(a!)")
+    lib.impl("scale_", lambda x, y: x.mul_(y), "CompositeImplicit")
+    lib.impl("scale.out", lambda x, y, out: torch.mul(x, y, out=out), "CompositeImplicit")
+    ops = getattr(torch.ops, ns)
+    for q in (f"{ns}::scale_", f"{ns}::scale.out"):
+        assert _has_cia(q) and not _has_cpu(q)
+    y = torch.full((3,), 2.0, requires_grad=True)
+    x = torch.ones(3, requires_grad=True)
+    h = x * 1  # not a leaf: written in place
+    assert ops.scale_(h, y) is h
+    (h.sum() + y.sum()).backward()
+    torch.testing.assert_close(y.grad, torch.full((3,), 2.0))  # 1 from the op, 1 from y.sum()
+    torch.testing.assert_close(x.grad, torch.full((3,), 2.0))
+    out = torch.empty(3)
+    assert ops.scale.out(torch.ones(3), torch.full((3,), 3.0), out=out) is out
+    assert out.tolist() == [3.0, 3.0, 3.0]
+    compiled = torch.compile(lambda a, b: ops.scale_(a.clone(), b), backend="aot_eager",
+                             fullgraph=True)
+    torch.testing.assert_close(compiled(torch.ones(3), torch.full((3,), 4.0)),
+                               torch.full((3,), 4.0))
+    torch._dynamo.reset()
+    lib._destroy()
+
+
+def test_the_newest_composite_serves_both_worlds(ns):
+    lib = opreg.Library(ns, "DEF")
+    lib.define("n(Tensor x) -> Tensor")
+    older = opreg.Library(ns, "FRAGMENT")
+    older.impl("n", lambda x: x * 3, "CompositeImplicit")
+
+    def newest(x: "OpregTensor") -> "OpregTensor":  # a string annotation, as under
+        return np.asarray(x) * 4                   # `from __future__ import annotations`
+
+    newer = opreg.Library(ns, "FRAGMENT")
+    newer.impl("n", newest, "CompositeImplicit")
+    assert getattr(torch.ops, ns).n(torch.ones(2)).tolist() == [4.0, 4.0]
+    assert np.asarray(getattr(opreg.ops, ns).n(np.ones(2, np.float32))).tolist() == [4.0, 4.0]
+    assert not _has_cia(f"{ns}::n")
+    newer._destroy()
+    assert getattr(torch.ops, ns).n(torch.ones(2)).tolist() == [3.0, 3.0]
+    assert _has_cia(f"{ns}::n")
+    older._destroy()
+    lib._destroy()
+
+
+OpregTensor = opreg.Tensor
+
+
+def test_a_composite_collected_on_another_thread_gives_way_at_once(ns):
+    # The torch kernels follow at the main thread's next bytecode boundary; until then torch's
+    # composite kernel runs what opreg runs (the older composite, written for opreg values), not
+    # an error.
+    lib = opreg.Library(ns, "DEF")
+    lib.define("g(Tensor x) -> Tensor")
+
+    def ten(x: opreg.Tensor) -> opreg.Tensor:
+        return np.asarray(x) * 10
+
+    lib.impl("g", ten, "CompositeImplicit")
+    op = getattr(torch.ops, ns).g
+    got = []
+
+    def worker():
+        extra = opreg.Library(ns, "FRAGMENT")
+        extra.impl("g", lambda x: x * 2, "CompositeImplicit")
+        got.append(op(torch.ones(2)).tolist())
+        del extra
+        gc.collect()
+        got.append(op(torch.ones(2)).tolist())
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    assert got == [[2.0, 2.0], [10.0, 10.0]]
+    _op_events.deliver()
+    assert not _has_cia(f"{ns}::g")
+    lib._destroy()
+
+
+def test_an_undefined_op_loses_its_composite_in_torch(ns):
+    lib = opreg.Library(ns, "DEF")
+    lib.define("d(Tensor x) -> Tensor")
+    extra = opreg.Library(ns, "FRAGMENT")
+    extra.impl("d", lambda x: x * 13, "CompositeImplicit")
+    op = getattr(torch.ops, ns).d
+    assert op(torch.ones(1)).tolist() == [13.0]
+    lib._destroy()  # the op is gone from opreg; `extra` and its kernel are still alive
+    assert not _has_cia(f"{ns}::d")
+    with pytest.raises(NotImplementedError):
+        op(torch.ones(1))
+    extra._destroy()
+
+
+def test_a_composite_outside_autograd_says_so(ns):
+    lib = opreg.Library(ns, "DEF")
+    lib.define("o(Tensor x) -> Tensor")
+    lib.impl("o", lambda x: opreg.ops.opreg.mul(x, x), "CompositeImplicit")
+    with pytest.warns(UserWarning, match="outside torch's autograd"):
+        getattr(torch.ops, ns).o(torch.ones(2, requires_grad=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        getattr(torch.ops, ns).o(torch.ones(2))  # no input requires grad: nothing to say
+    lib._destroy()
+
+
+def test_a_torch_typed_kernel_may_come_before_its_op(ns):
+    lib = opreg.Library(ns, "FRAGMENT")
+
+    def k(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        return (x * 3).to(dtype)
+
+    lib.impl("k", k, "CPU")
+    lib.define("k(Tensor x, ScalarType dtype) -> Tensor")
+    out = getattr(opreg.ops, ns).k(np.ones(2, np.float32), "float64")
+    assert np.asarray(out).tolist() == [3.0, 3.0]
     lib._destroy()

@@ -388,7 +388,7 @@ def test_a_failed_registration_leaves_no_half_made_torch_op(monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("kernels refused")
 
-    monkeypatch.setattr(opreg_torch._kernels, "register_kernels", broken)
+    monkeypatch.setattr(opreg_torch._registration, "sync_kernels", broken)
     lib = opreg.Library(ns, "DEF")
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: np.asarray(x) * 2, "CPU")

@@ -45,7 +45,10 @@ with opreg types) is a CompositeImplicitAutograd op in torch, as with torch.libr
 that function with torch values, so calls decompose into the ops it calls (gradients flow
 through them; meta tensors, FakeTensor tracing and torch.compile go through it, with no fake),
 and the op keeps opreg's kernels only for the backends where opreg has a kernel of its own.
-The op's torch kernels follow as such a kernel is registered or its Library destroyed.
+The op's torch kernels follow as such a kernel is registered or its Library destroyed, piece by
+piece (a backend kernel serving calls on another thread is left in place). Such a kernel that
+returns a floating-point tensor not requiring grad from inputs that do (opreg.ops calls run
+outside torch's autograd) gets a warning saying so.
 
 Every op that writes an argument (`Tensor(a!)`: in-place, out variants, `-> ()` kernels)
 bumps the version counters of the tensors it writes, as torch's own in-place ops do, so autograd
@@ -72,7 +75,8 @@ and listed in `skipped()` with the reason. This package needs torch; opreg itsel
 
 The package, by concern: `_records` (one record per torch op, the only torch-side state, and
 its lock), `_registration` (defining and undoing torch ops, following the op event stream),
-`_kernels` (backend kernels, version bumps), `_fakes`, `_aliasing` (ops returning their
+`_kernel_set` (which kernels and fake an op has, kept in step with the opreg op), `_kernels`
+(backend kernels, version bumps), `_fakes`, `_aliasing` (ops returning their
 written arguments), `_autograd` (register_autograd), `_math_bits` (the Negative key).
 """
 from __future__ import annotations

@@ -6,7 +6,8 @@ namespace) and becomes a CompositeImplicitAutograd decomposition that calls the 
 returns those arguments. That decomposition serves tracing only: with a kernel of its own at
 CPU/CUDA (which torch prefers to a CompositeImplicitAutograd one there, and then at the Autograd
 keys too) the op reaches the C++ kernel with no Python frame in eager calls, returning the
-caller's tensors and bumping their versions.
+caller's tensors and bumping their versions. A Python CompositeImplicit kernel from
+opreg.Library.impl takes the decomposition's place, as for any op (_kernel_set).
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import torch
 
-from . import _kernels
+from ._kernel_set import KernelSpec, sync_kernels
 from ._records import RECORDS, TorchOpRecord
 
 COMPANION_NS = "opreg_mut"
@@ -41,8 +42,7 @@ def _argument(schema: Any, index: int, args: Sequence[Any], kwargs: Dict[str, An
     return kwargs[schema.arguments[index].name]
 
 
-def register_aliasing(record: TorchOpRecord, opreg_op: Any, text: str, schema: Any,
-                      lib: torch.library.Library, target: str) -> None:
+def register_aliasing(record: TorchOpRecord, text: str, schema: Any, target: str) -> None:
     """The companion op and the decomposition of torch op `record` (see the module)."""
     qualified = record.qualified
     ns, rest = qualified.split("::", 1)
@@ -56,8 +56,8 @@ def register_aliasing(record: TorchOpRecord, opreg_op: Any, text: str, schema: A
     companion_schema = torch._C.parse_schema(f"{companion_qualified}{arguments} -> ()")
     record.companion = companion_qualified
     companion_record = RECORDS.new(companion_qualified, owner=qualified)
-    _kernels.register_kernels(companion_record, opreg_op, companion_schema, clib, companion,
-                              qualified)
+    companion_record.spec = KernelSpec(qualified, companion_schema, companion, qualified)
+    sync_kernels(companion_record)
     companion_op = getattr(getattr(torch.ops, COMPANION_NS), companion).default
     companion_record.torch_op = companion_op
     aliased = aliased_returns(schema)
@@ -68,7 +68,5 @@ def register_aliasing(record: TorchOpRecord, opreg_op: Any, text: str, schema: A
         results = tuple(_argument(schema, i, args, kwargs) for i in aliased)
         return results[0] if single else results
 
-    lib.impl(target, decomposition, "CompositeImplicitAutograd")
-    if not _kernels.register_eager_kernel(opreg_op, schema, lib, target, qualified) and \
-            _kernels.has_tensor_arguments(schema):
-        record.python_kernel = companion_record.python_kernel  # its eager kernel is on that path
+    record.spec = KernelSpec(qualified, schema, target, qualified, decomposition)
+    sync_kernels(record)

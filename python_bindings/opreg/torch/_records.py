@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
 import torch
 
@@ -21,17 +21,18 @@ class TorchOpRecord:
     qualified: str
     schema_text: str = ""  # the opreg schema it was registered with
     torch_op: Any = None  # its OpOverload, once registration finished
-    # The torch Libraries holding its definition, kernels and fake (a companion's go to its
-    # owner's list), destroyed together when the opreg op is redefined with another schema.
+    # The torch Libraries holding its definition (a companion's go to its owner's list),
+    # destroyed with its pieces when the opreg op is redefined with another schema.
     libs: List[torch.library.Library] = field(default_factory=list)
     companion: Optional[str] = None  # "opreg_mut::..." behind an op returning written args
     owner: Optional[str] = None  # a companion's op
     python_kernel: str = ""  # why its CPU/CUDA kernel is on torch's Python-kernel path ('': C++)
-    # The torch Library holding its backend kernels and fake (also in `libs`), replaced when
-    # they change (_kernels.refresh), and what it holds: (CompositeImplicitAutograd kernel or
-    # not, the keys of opreg's kernels).
-    kernel_lib: Optional[torch.library.Library] = None
-    kernel_state: Tuple[bool, Tuple[str, ...]] = (False, ())
+    # What its kernels are made of (_kernel_set.KernelSpec), set once it has kernels; the torch
+    # Libraries of their pieces, by name ("composite", "fake", ...: _kernel_set); and the keys of
+    # its backend kernels, each with why it is on torch's Python-kernel path ('' for the C++ one).
+    spec: Any = None
+    pieces: Dict[str, torch.library.Library] = field(default_factory=dict)
+    backend_kernels: Dict[str, str] = field(default_factory=dict)
     fake_refused: str = ""  # why torch took no fake for it ('' when it took one)
     torch_fake: Optional[Callable[..., Any]] = None  # given to opreg.torch.register_fake
     autograd_lib: Optional[torch.library.Library] = None  # register_autograd's, if any

@@ -9,16 +9,10 @@ from typing import Any, Tuple
 
 import torch
 
-from .. import _C, _op_events
-from . import _aliasing, _autograd, _kernels
+from .. import _op_events
+from . import _aliasing, _autograd, _kernel_set
+from ._kernel_set import KernelSpec, overload_of, sync_kernels
 from ._records import RECORDS
-
-
-def overload_of(qualified: str) -> Any:
-    """The opreg OpOverload of "ns::name" or "ns::name.overload" (AttributeError if none)."""
-    ns, rest = qualified.split("::", 1)
-    name, _, overload = rest.partition(".")
-    return getattr(_C.OpPacket(f"{ns}::{name}"), overload or "default")
 
 
 def torch_has(qualified: str) -> bool:
@@ -88,16 +82,19 @@ def _disarm(qualified: str, torch_op: Any) -> None:
 
 def unregister(qualified: str) -> None:
     """Undoes every torch registration of an op (opreg.torch's and register_autograd's)."""
-    record = RECORDS.drop(qualified)
+    record = RECORDS.get(qualified)
+    companion = RECORDS.get(record.companion) if record and record.companion else None
+    RECORDS.drop(qualified)
     if record is None:
         return
     if record.torch_op is not None:
         _disarm(qualified, record.torch_op)
+    released = all([_kernel_set.release(r) for r in (record, companion) if r is not None])
     for lib in record.libs:
         lib._destroy()
     if record.autograd_lib is not None:
         record.autograd_lib._destroy()
-    if not _kernels.release_cpp_kernels(qualified):
+    if not released:
         warnings.warn(f"{qualified} was redefined, and this torch cannot delete its old C++ "
                       f"kernels: the new ones override them")
 
@@ -111,7 +108,7 @@ def _register(qualified: str) -> None:
             return
         if record.schema_text == text:
             _follow_custom_op(record)  # the same torch op serves the new definition
-            refresh_kernels(qualified)
+            refresh_kernels(qualified)  # with the new definition's kernels
             return
         unregister(qualified)  # redefined with another schema: the torch op follows it
     elif RECORDS.skipped_reason(qualified) is not None:
@@ -136,48 +133,22 @@ def _register(qualified: str) -> None:
     schema = torch._C.parse_schema(text)
     target = f"{name}.{overload}" if overload else name
     if any(i is not None for i in _aliasing.aliased_returns(schema)):
-        _aliasing.register_aliasing(record, opreg_op, text, schema, lib, target)
+        _aliasing.register_aliasing(record, text, schema, target)
     else:
-        _kernels.register_kernels(record, opreg_op, schema, _new_kernel_lib(record), target,
-                                  qualified)
+        record.spec = KernelSpec(qualified, schema, target, qualified)
+        sync_kernels(record)
     record.torch_op = getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
     _follow_custom_op(record)
 
 
-def _new_kernel_lib(record: Any) -> torch.library.Library:
-    """A new torch Library for the record's kernels and fake, the previous one destroyed."""
-    old = record.kernel_lib
-    if old is not None:
-        record.libs.remove(old)
-        old._destroy()
-    record.kernel_lib = torch.library.Library(record.qualified.split("::", 1)[0], "FRAGMENT")
-    record.libs.append(record.kernel_lib)
-    return record.kernel_lib
-
-
 def refresh_kernels(qualified: str) -> None:
-    """Gives torch op `qualified` the kernels _kernels.wanted_state says it should have now, if
-    they changed (a Python CompositeImplicit kernel registered or removed, a backend kernel
-    registered beside one): its kernel Library is replaced. Ops returning their written arguments
-    keep theirs (their CompositeImplicitAutograd kernel is opreg.torch's decomposition)."""
+    """Brings torch op `qualified`'s kernels in step with the opreg op's (_kernel_set): after a
+    Python CompositeImplicit kernel is registered or removed, a backend kernel registered beside
+    one, the op undefined or defined again."""
     record = RECORDS.get(qualified)
-    if record is None or record.torch_op is None or record.kernel_lib is None:
+    if record is None or record.torch_op is None or record.spec is None:
         return
-    try:
-        opreg_op = overload_of(qualified)
-    except AttributeError:
-        return  # undefined: its torch op stays, and says so when called
-    schema = record.torch_op._schema
-    if _kernels.wanted_state(qualified, opreg_op, schema) == record.kernel_state:
-        return
-    if not _kernels.release_cpp_kernels(qualified):
-        warnings.warn(f"{qualified}: this torch cannot delete the op's C++ kernels, so its "
-                      f"CompositeImplicit kernel cannot replace them in torch")
-        return
-    ns, rest = qualified.split("::", 1)
-    name, _, overload = rest.partition(".")
-    _kernels.register_kernels(record, opreg_op, schema, _new_kernel_lib(record),
-                              f"{name}.{overload}" if overload else name, qualified)
+    sync_kernels(record)
     record.torch_op._dispatch_cache.clear()  # torch's Python dispatcher resolved the old kernels
 
 
@@ -206,19 +177,13 @@ def register_or_skip(qualified: str) -> None:
 
 
 def on_op_event(kind: str, qualified: str) -> None:
-    """The op event stream's follower (opreg._op_events): an op defined by any code becomes a
-    torch op, and a name skipped before (its schema refused, torch's op of that name since gone)
-    is tried again; an op whose Python CompositeImplicit kernels changed ("kernels") gets the
-    torch kernels that follow from them. The stream is handed over at any bytecode boundary of
-    the main thread, so also inside opreg.torch's own registration code: there the name waits
-    for the lock's release (and is then handled as a definition, which refreshes the kernels of
-    an op already registered). An undefined op's torch op stays (and says so when called)."""
-    if kind == "kernels" and not RECORDS.lock.held_here():
-        with RECORDS.lock:
-            refresh_kernels(qualified)
-        return
-    if kind not in ("defined", "kernels"):
-        return
+    """The op event stream's follower (opreg._op_events), for every kind of event: an op defined
+    by any code becomes a torch op, and a name skipped before (its schema refused, torch's op of
+    that name since gone) is tried again; a registered op's torch kernels follow its opreg
+    kernels ("kernels": its Python CompositeImplicit kernels changed) and its undefinition (its
+    torch op stays, and says so when called). The stream is handed over at any bytecode boundary
+    of the main thread, so also inside opreg.torch's own registration code: there the name waits
+    for the lock's release."""
     if RECORDS.lock.held_here():
         RECORDS.lock.defer(qualified)
         return
@@ -226,9 +191,10 @@ def on_op_event(kind: str, qualified: str) -> None:
         try:
             overload_of(qualified)
         except AttributeError:
-            return  # undefined again since
+            refresh_kernels(qualified)  # undefined
+            return
         RECORDS.unskip(qualified)
         register_or_skip(qualified)
 
 
-RECORDS.lock.on_release = lambda qualified: on_op_event("defined", qualified)
+RECORDS.lock.on_release = lambda qualified: on_op_event("deferred", qualified)
