@@ -144,13 +144,19 @@ def test_kernels_follow_the_composite_as_it_comes_and_goes(ns):
     lib._destroy()
 
 
+def _opreg_typed(factor):
+    """A kernel written for opreg values (annotated with opreg.Tensor)."""
+
+    def times(x: opreg.Tensor) -> opreg.Tensor:
+        return np.asarray(x) * factor
+
+    return times
+
+
 def test_an_opreg_typed_composite_keeps_opregs_kernels(ns):
     lib = opreg.Library(ns, "DEF")
     lib.define("t(Tensor x) -> Tensor")
-
-    def t(x: opreg.Tensor) -> opreg.Tensor:
-        return np.asarray(x) * 4
-
+    t = _opreg_typed(4)
     lib.impl("t", t, "CompositeImplicit")
     q = f"{ns}::t"
     assert not _has_cia(q) and _has_cpu(q)
@@ -270,11 +276,17 @@ def test_in_place_and_out_ops_decompose_into_their_composite(ns):
     lib._destroy()
 
 
-def test_the_newest_composite_serves_both_worlds(ns):
+def _defined_with_composite(ns, name, composite):
+    """(the Library defining `name(Tensor x) -> Tensor`, another giving it `composite`)."""
     lib = opreg.Library(ns, "DEF")
-    lib.define("n(Tensor x) -> Tensor")
-    older = opreg.Library(ns, "FRAGMENT")
-    older.impl("n", lambda x: x * 3, "CompositeImplicit")
+    lib.define(f"{name}(Tensor x) -> Tensor")
+    extra = opreg.Library(ns, "FRAGMENT")
+    extra.impl(name, composite, "CompositeImplicit")
+    return lib, extra
+
+
+def test_the_newest_composite_serves_both_worlds(ns):
+    lib, older = _defined_with_composite(ns, "n", lambda x: x * 3)
 
     def newest(x: "OpregTensor") -> "OpregTensor":  # a string annotation, as under
         return np.asarray(x) * 4                   # `from __future__ import annotations`
@@ -300,11 +312,7 @@ def test_a_composite_collected_on_another_thread_gives_way_at_once(ns):
     # an error.
     lib = opreg.Library(ns, "DEF")
     lib.define("g(Tensor x) -> Tensor")
-
-    def ten(x: opreg.Tensor) -> opreg.Tensor:
-        return np.asarray(x) * 10
-
-    lib.impl("g", ten, "CompositeImplicit")
+    lib.impl("g", _opreg_typed(10), "CompositeImplicit")
     op = getattr(torch.ops, ns).g
     got = []
 
@@ -326,10 +334,7 @@ def test_a_composite_collected_on_another_thread_gives_way_at_once(ns):
 
 
 def test_an_undefined_op_loses_its_composite_in_torch(ns):
-    lib = opreg.Library(ns, "DEF")
-    lib.define("d(Tensor x) -> Tensor")
-    extra = opreg.Library(ns, "FRAGMENT")
-    extra.impl("d", lambda x: x * 13, "CompositeImplicit")
+    lib, extra = _defined_with_composite(ns, "d", lambda x: x * 13)
     op = getattr(torch.ops, ns).d
     assert op(torch.ones(1)).tolist() == [13.0]
     lib._destroy()  # the op is gone from opreg; `extra` and its kernel are still alive
