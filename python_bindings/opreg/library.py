@@ -49,8 +49,12 @@ def _forget_fakes(fakes: list) -> None:
     fakes.clear()
 
 
-def _forget_composites(composites: list, *, now: bool) -> None:
-    """Drops the COMPOSITES entries a Library made, and tells the followers (`now`: at once)."""
+def _forget_composites(composites: list, kernel_ops: set, *, now: bool) -> None:
+    """Drops the COMPOSITES entries a Library made, and tells the followers (`now`: at once)
+    about those ops and about the ops with a composite kernel it gave other kernels (which
+    backends keep opreg's kernel in torch changes when they go). Called once the Library's
+    kernels are gone: the followers look at the kernels as they are when the events reach them,
+    which can be at once (a pending call at the next bytecode boundary)."""
     for qualified, fn in composites:
         kept = _op_events.COMPOSITES.get(qualified, [])
         for i, (f, _) in enumerate(kept):
@@ -59,17 +63,20 @@ def _forget_composites(composites: list, *, now: bool) -> None:
                 break
         if not kept:
             _op_events.COMPOSITES.pop(qualified, None)
-    for qualified in dict.fromkeys(q for q, _ in composites):
+    changed = dict.fromkeys(q for q, _ in composites)
+    changed.update(dict.fromkeys(q for q in sorted(kernel_ops) if q in _op_events.COMPOSITES))
+    for qualified in changed:
         _op_events.composites_changed(qualified, now=now)
     composites.clear()
+    kernel_ops.clear()
 
 
-def _release(lib: Any, fakes: list, composites: list) -> None:
+def _release(lib: Any, fakes: list, composites: list, kernel_ops: set) -> None:
     """A garbage-collected Library's registrations, undone (the followers hear of it at the main
     thread's next bytecode boundary: a finalizer runs inside whatever code collected)."""
     _forget_fakes(fakes)
-    _forget_composites(composites, now=False)  # told before the op's undefinition, if any
     _C._Library.destroy(lib)
+    _forget_composites(composites, kernel_ops, now=False)
 
 
 _COMPOSITE_IMPLICIT_KEYS = ("CompositeImplicit", "CompositeImplicitAutograd")
@@ -95,9 +102,11 @@ class Library:
         self._fakes: list[Tuple[str, Callable[..., Any]]] = []
         # CompositeImplicit kernels given here, (op, fn): their COMPOSITES entries likewise.
         self._composites: list[Tuple[str, Callable[..., Any]]] = []
+        # The ops it gave other kernels (their torch kernels may change when those go).
+        self._kernel_ops: set[str] = set()
         # Deregisters when the Library is garbage collected.
         self._finalizer = weakref.finalize(self, _release, self._lib, self._fakes,
-                                           self._composites)
+                                           self._composites, self._kernel_ops)
 
     def __repr__(self) -> str:
         state = "" if self._lib is not None and self._lib.alive else ", destroyed"
@@ -149,8 +158,10 @@ class Library:
             _op_events.COMPOSITES.setdefault(qualified, []).append((fn, asked is not False))
             self._composites.append((qualified, fn))
             _op_events.composites_changed(qualified)
-        elif qualified in _op_events.COMPOSITES:
-            _op_events.composites_changed(qualified)  # which backends keep opreg's kernel
+        else:
+            self._kernel_ops.add(qualified)
+            if qualified in _op_events.COMPOSITES:
+                _op_events.composites_changed(qualified)  # which backends keep opreg's kernel
 
     def _qualified(self, name: str) -> str:
         """"ns::name" or "ns::name.overload" of an op name given to this Library."""
@@ -204,9 +215,9 @@ class Library:
         _forget_fakes(self._fakes)
         if self._lib is not None:
             self._finalizer.detach()
-            _forget_composites(self._composites, now=False)  # before the op's undefinition
             self._lib.destroy()
             self._lib = None
+            _forget_composites(self._composites, self._kernel_ops, now=False)
             _op_events.deliver()  # the undefinitions reach the followers before we return
 
 

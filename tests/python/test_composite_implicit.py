@@ -196,8 +196,9 @@ def test_followers_hear_of_composite_changes(ns):
         lib._destroy()
     finally:
         sub.close()
+    # Destroying the Library undefines the op and then drops its composite kernel.
     assert heard == [("defined", f"{ns}::w"), ("kernels", f"{ns}::w"),
-                     ("kernels", f"{ns}::w"), ("undefined", f"{ns}::w")]
+                     ("undefined", f"{ns}::w"), ("kernels", f"{ns}::w")]
 
 
 def test_a_torch_typed_kernel_gets_torch_values_from_opreg_calls(ns):
@@ -366,4 +367,24 @@ def test_a_torch_typed_kernel_may_come_before_its_op(ns):
     lib.define("k(Tensor x, ScalarType dtype) -> Tensor")
     out = getattr(opreg.ops, ns).k(np.ones(2, np.float32), "float64")
     assert np.asarray(out).tolist() == [3.0, 3.0]
+    lib._destroy()
+
+
+def test_the_backend_goes_to_the_composite_when_its_own_kernel_goes(ns):
+    lib, cpu_lib = _defined_with_composite(ns, "b", lambda x: x.sin() * 2)
+    cpu_lib.impl("b", lambda x: np.asarray(x) * 10, "CPU")  # opreg's own CPU kernel beside it
+    q = f"{ns}::b"
+    assert _has_cpu(q) and getattr(torch.ops, ns).b(torch.ones(1)).tolist() == [10.0]
+    cpu_lib._destroy()  # also the composite: the op has none left
+    assert not _has_cia(q) and _has_cpu(q)
+    cpu_lib = opreg.Library(ns, "FRAGMENT")
+    cpu_lib.impl("b", lambda x: np.asarray(x) * 10, "CPU")
+    extra = opreg.Library(ns, "FRAGMENT")
+    extra.impl("b", lambda x: x.sin() * 2, "CompositeImplicit")
+    cpu_lib._destroy()  # the composite stays: torch decomposes on CPU too now
+    assert _has_cia(q) and not _has_cpu(q)
+    x = torch.zeros(2, requires_grad=True)
+    getattr(torch.ops, ns).b(x).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+    extra._destroy()
     lib._destroy()
