@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Any, Callable, Dict, List, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from . import _C
 
@@ -119,6 +119,13 @@ def subscribe(follower: Follower, *, replay: bool = True) -> Subscription:
     for name in names:
         follower("defined", name)
     return subscription
+
+
+def torch_composite(qualified: str) -> Optional[Callable[..., Any]]:
+    """The op's newest Python CompositeImplicit kernel (`COMPOSITES`) when it takes torch values;
+    None when it has none or the newest is written for opreg values."""
+    entries = COMPOSITES.get(qualified)
+    return entries[-1][0] if entries and entries[-1][1] else None
 
 
 def composites_changed(qualified: str, *, now: bool = True) -> None:

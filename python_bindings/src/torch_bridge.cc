@@ -517,8 +517,8 @@ void InitTorchBridge(py::module_& m) {
         }
         // An owner registered again takes its slot back: its op was redefined (its old kernels
         // were deleted with their libraries, so nothing calls that trampoline for them now), or
-        // it adds kernels for more keys (the new BridgedOp describes the same op). The old
-        // BridgedOp is not freed: a call already running may still read it.
+        // it adds kernels for more keys. A replaced BridgedOp is not freed: a call already
+        // running may still read it.
         auto known = Owners().find(owner);
         if (known == Owners().end() && g_num_ops >= kMaxBridgedOps)
           return StrCat("more than ", kMaxBridgedOps, " bridged ops");
@@ -526,8 +526,13 @@ void InitTorchBridge(py::module_& m) {
                        ? known->second
                        : Owners().emplace(owner, Owner{g_num_ops++, {}}).first->second;
         const size_t index = o.slot;
-        g_ops[index].store(b.release(),
-                           std::memory_order_release);  // lives as long as torch's kernel
+        // Kernels for more keys of the same definition keep the slot's BridgedOp (nothing is
+        // leaked per change of a torch op's kernels); a new definition gets a new one.
+        const BridgedOp* current = g_ops[index].load(std::memory_order_acquire);
+        if (current == nullptr || current->def != b->def) {
+          g_ops[index].store(b.release(),
+                             std::memory_order_release);  // lives as long as torch's kernel
+        }
         for (const std::string& key : keys) {
           Check(g_shim->library_impl(NewImplLibrary(o, torch_ns, torch_name, key),
                                      torch_name.c_str(),

@@ -345,18 +345,6 @@ def test_an_undefined_op_loses_its_composite_in_torch(ns):
     extra._destroy()
 
 
-def test_a_composite_outside_autograd_says_so(ns):
-    lib = opreg.Library(ns, "DEF")
-    lib.define("o(Tensor x) -> Tensor")
-    lib.impl("o", lambda x: opreg.ops.opreg.mul(x, x), "CompositeImplicit")
-    with pytest.warns(UserWarning, match="outside torch's autograd"):
-        getattr(torch.ops, ns).o(torch.ones(2, requires_grad=True))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        getattr(torch.ops, ns).o(torch.ones(2))  # no input requires grad: nothing to say
-    lib._destroy()
-
-
 def test_a_torch_typed_kernel_may_come_before_its_op(ns):
     lib = opreg.Library(ns, "FRAGMENT")
 
@@ -387,4 +375,51 @@ def test_the_backend_goes_to_the_composite_when_its_own_kernel_goes(ns):
     getattr(torch.ops, ns).b(x).sum().backward()
     assert x.grad.tolist() == [2.0, 2.0]
     extra._destroy()
+    lib._destroy()
+
+
+def test_meta_calls_survive_composite_changes_on_another_thread(ns):
+    # The fake is registered once and runs the composite kernel while there is one, so a change
+    # never pulls it from under a meta call (which crashed when it was swapped).
+    lib = opreg.Library(ns, "DEF")
+    lib.define("m(Tensor x) -> Tensor")
+    lib.impl("m", lambda x: np.asarray(x) * 10, "CPU")
+    lib.register_fake("m", lambda x: torch.empty_like(x))
+    op = getattr(torch.ops, ns).m
+    stop = threading.Event()
+    errors = []
+
+    def churn():
+        try:
+            while not stop.is_set():
+                extra = opreg.Library(ns, "FRAGMENT")
+                extra.impl("m", lambda x: x * 2, "CompositeImplicit")
+                extra._destroy()
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    worker = threading.Thread(target=churn)
+    worker.start()
+    try:
+        for _ in range(3000):
+            assert op(torch.empty(2, device="meta")).shape == (2,)
+    finally:
+        stop.set()
+        worker.join()
+    assert errors == []
+    lib._destroy()
+
+
+def test_a_functional_op_with_an_out_overload_decomposes_in_torch(ns):
+    # opreg runs such a functional op through its out variant; torch has no out resolution, so
+    # the composite kernel is the op's own there.
+    lib = opreg.Library(ns, "DEF")
+    lib.define("p(Tensor x) -> Tensor")
+    lib.define("p.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)")
+    lib.impl("p", lambda x: x * x * 3, "CompositeImplicit")
+    assert _has_cia(f"{ns}::p") and not _has_cpu(f"{ns}::p")
+    x = torch.ones(2, requires_grad=True)
+    y = getattr(torch.ops, ns).p(x)
+    y.sum().backward()
+    assert y.tolist() == [3.0, 3.0] and x.grad.tolist() == [6.0, 6.0]
     lib._destroy()

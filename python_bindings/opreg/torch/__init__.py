@@ -46,9 +46,9 @@ that function with torch values, so calls decompose into the ops it calls (gradi
 through them; meta tensors, FakeTensor tracing and torch.compile go through it, with no fake),
 and the op keeps opreg's kernels only for the backends where opreg has a kernel of its own.
 The op's torch kernels follow as such a kernel is registered or its Library destroyed, piece by
-piece (a backend kernel serving calls on another thread is left in place). Such a kernel that
-returns a floating-point tensor not requiring grad from inputs that do (opreg.ops calls run
-outside torch's autograd) gets a warning saying so.
+piece (a backend kernel serving calls on another thread is left in place). As with torch.library,
+gradients flow through the torch ops such a kernel calls; `opreg.ops` calls on torch tensors run
+outside torch's autograd, so a composite kernel written with them gives its inputs no gradient.
 
 Every op that writes an argument (`Tensor(a!)`: in-place, out variants, `-> ()` kernels)
 bumps the version counters of the tensors it writes, as torch's own in-place ops do, so autograd

@@ -16,7 +16,7 @@ import torch
 from .. import _C
 from .._builtin_shapes import SHAPES as _SYMBOLIC_SHAPES
 from .._builtin_shapes import from_output_specs as _from_output_specs
-from .._op_events import FAKES
+from .._op_events import FAKES, torch_composite
 from .._return_mode import returning_opreg_tensors
 from ._records import TorchOpRecord
 
@@ -191,6 +191,9 @@ def make_fake(opreg_op: Any, schema: Any, record: TorchOpRecord) -> Callable[...
                     f"'{seen[0][0]}' is on {seen[0][1]}, argument '{name}' on {device}")
 
     def fake(*args: Any, **kwargs: Any) -> Any:
+        composite = torch_composite(qualified)
+        if composite is not None:  # a composite op (_kernel_set) decomposes here too
+            return composite(*args, **kwargs)
         given = record.torch_fake  # opreg.torch.register_fake's
         if given is not None:
             return given(*args, **kwargs)

@@ -1,26 +1,30 @@
 """Which kernels a torch op of opreg's has, kept in step with the opreg op (`sync_kernels`).
 
 Each piece sits in a torch Library of its own, so that one can come or go without touching the
-others (a call running on a backend kernel another thread leaves in place is never pulled from
-under it):
-- "composite": the op's CompositeImplicitAutograd kernel when opreg.Library.impl gave it a Python
-  CompositeImplicit kernel written for torch values (`_op_events.COMPOSITES`): torch decomposes
-  the op into the ops that kernel calls, as a torch.library op with one;
-- "decomposition": otherwise, for an op whose returns are its written arguments, opreg.torch's
-  own CompositeImplicitAutograd kernel (_aliasing);
-- a backend kernel per key, only for the keys where opreg has a kernel of its own when the op is
-  composite (torch, as opreg, prefers a backend's kernel to the composite one), else for CPU and
-  CUDA: the C++ bridge (its IMPL libraries kept by _C for the spec's owner) or, where the bridge
-  cannot carry the op's arguments, a "python:<key>" piece (_kernels.python_kernel);
+others; the pieces a change of the op's composite kernel would otherwise swap choose at each
+call instead, so that a call running on another thread never has one pulled from under it:
+- "composite": the op's CompositeImplicitAutograd kernel while opreg.Library.impl has given it a
+  Python CompositeImplicit kernel written for torch values (`_op_events.torch_composite`): torch
+  decomposes the op into the ops that kernel calls, as a torch.library op with one;
+- "decomposition": for an op whose returns are its written arguments, its CompositeImplicitAutograd
+  kernel for good: that composite kernel when it has one, else opreg.torch's decomposition onto
+  its companion op (_aliasing);
+- a backend kernel per key: for CPU and CUDA, or for a composite op only the keys where opreg
+  runs a kernel of its own (torch, as opreg, prefers a backend's kernel to the composite one):
+  the C++ bridge (its IMPL libraries kept by _C for the spec's owner) or, where the bridge
+  cannot carry the op's arguments, a "python:<key>" piece (_kernels.python_kernel); adding or
+  removing the kernel a backend's calls run on is unsafe while another thread calls the op
+  there, as with torch.library;
 - "beside": the Negative-key kernel and, on a torch without bump_version, the version bumps;
-- "fake": the op's fake (_fakes), not for a composite op (torch refuses one there) nor for an op
-  with a decomposition (its companion has it).
+- "fake": the op's fake (_fakes), registered once before any composite kernel (torch refuses one
+  after); it runs the composite kernel while the op has one. An op with a decomposition has
+  none (its companion has it).
 """
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 import torch
 
@@ -51,17 +55,32 @@ def overload_of(qualified: str) -> Any:
     return getattr(_C.OpPacket(f"{ns}::{name}"), overload or "default")
 
 
+def _decomposition_or_composite(qualified: str,
+                                decomposition: Callable[..., Any]) -> Callable[..., Any]:
+    """An aliasing op's "decomposition" piece: its composite kernel when it has one (see
+    _op_events.torch_composite), else opreg.torch's decomposition; chosen at each call, so the piece never
+    changes under a call running on another thread."""
+
+    def decompose(*args: Any, **kwargs: Any) -> Any:
+        fn = _op_events.torch_composite(qualified)
+        return decomposition(*args, **kwargs) if fn is None else fn(*args, **kwargs)
+
+    return decompose
+
+
 def wanted_state(qualified: str, opreg_op: Any, schema: Any) -> Tuple[bool, Tuple[str, ...]]:
     """(whether the op gets the "composite" kernel, the keys of its backend kernels): see the
     module. An op without tensor arguments gives torch no backend to dispatch on: its backend
     kernel is CompositeExplicitAutograd (what a libtorch `m.def("name", &fn)` amounts to)."""
     keys: Tuple[str, ...] = (("CPU", "CUDA") if _kernels.has_tensor_arguments(schema)
                              else ("CompositeExplicitAutograd",))
-    entries = _op_events.COMPOSITES.get(qualified)
-    if not entries or not entries[-1][1]:  # none, or opreg's newest is written for opreg values
+    if _op_events.torch_composite(qualified) is None:  # none, or the newest takes opreg values
         return False, keys
+    # A functional op that opreg runs through its out variant decomposes in torch, which has no
+    # out resolution (the composite kernel is the op's own there).
     return True, tuple(k for k in keys if _C._kernel_origin(
-        opreg_op.name, "CPU" if k == "CompositeExplicitAutograd" else k) != "composite_implicit")
+        opreg_op.name, "CPU" if k == "CompositeExplicitAutograd" else k)
+        not in ("composite_implicit", "out_variant"))
 
 
 def _composite_kernel(qualified: str, opreg_op: Any) -> Callable[..., Any]:
@@ -73,41 +92,11 @@ def _composite_kernel(qualified: str, opreg_op: Any) -> Callable[..., Any]:
     opreg op, which runs what opreg runs now."""
 
     def composite(*args: Any, **kwargs: Any) -> Any:
-        entries = _op_events.COMPOSITES.get(qualified)
-        if not entries or not entries[-1][1]:
-            return opreg_op(*args, **kwargs)
-        result = entries[-1][0](*args, **kwargs)
-        if torch.is_grad_enabled():
-            _warn_if_detached(qualified, args, kwargs, result)
-        return result
+        fn = _op_events.torch_composite(qualified)
+        return opreg_op(*args, **kwargs) if fn is None else fn(*args, **kwargs)
 
     composite.__name__ = f"opreg_composite_{qualified.replace('::', '_').replace('.', '_')}"
     return composite
-
-
-def _tensors(value: Any) -> List[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _tensors(v)]
-    return []
-
-
-def _warn_if_detached(qualified: str, args: Any, kwargs: Any, result: Any) -> None:
-    """Says so when a composite kernel given inputs that require grad returns a floating-point
-    tensor that does not: the ops it called ran outside torch's autograd (opreg.ops on torch
-    tensors does, as NumPy would), so the op gives those inputs no gradient. torch's autograd
-    fallback warns where a backward reaches an op without a formula; this is that warning for
-    a composite kernel, which torch does not watch."""
-    if not any(t.requires_grad for t in _tensors(args) + _tensors(list(kwargs.values()))):
-        return
-    if any(not t.requires_grad and (t.is_floating_point() or t.is_complex())
-           for t in _tensors(result)):
-        warnings.warn(f"[{qualified}] its CompositeImplicit kernel returned a tensor that does "
-                      f"not require grad from inputs that do: the ops it calls ran outside "
-                      f"torch's autograd (as opreg.ops calls do), so the op gives its inputs no "
-                      f"gradient; call torch ops (torch.ops.<ns>.<op> with an autograd formula) "
-                      f"there")
 
 
 def _new_piece(record: TorchOpRecord, name: str) -> torch.library.Library:
@@ -153,18 +142,28 @@ def sync_kernels(record: TorchOpRecord) -> None:
         _drop_piece(record, "composite")
         return
     composite, keys = wanted_state(record.qualified, opreg_op, spec.schema)
-    if composite:
-        for name in ("decomposition", "fake"):
-            _drop_piece(record, name)
-        if "composite" not in record.pieces:
-            _new_piece(record, "composite").impl(
-                spec.target, _composite_kernel(record.qualified, opreg_op),
-                "CompositeImplicitAutograd")
-    else:
+    aliasing = spec.decomposition is not None
+    # The fake and an aliasing op's decomposition are registered once and choose at each call
+    # (a change never pulls them from under a call on another thread); the fake first, as torch
+    # refuses one for an op with a CompositeImplicitAutograd kernel.
+    if not aliasing and "fake" not in record.pieces and (
+            not composite or "composite" not in record.pieces):
+        try:
+            torch.library.register_fake(record.qualified, make_fake(opreg_op, spec.schema, record),
+                                        lib=_new_piece(record, "fake"))
+            record.fake_refused = ""
+        except RuntimeError as e:  # an op torch cannot fake (no tensor inputs, say): eager only
+            _drop_piece(record, "fake")
+            record.fake_refused = str(e)
+    if aliasing and "decomposition" not in record.pieces:
+        _new_piece(record, "decomposition").impl(
+            spec.target, _decomposition_or_composite(record.qualified, spec.decomposition),
+            "CompositeImplicitAutograd")
+    if composite and not aliasing and "composite" not in record.pieces:
+        _new_piece(record, "composite").impl(
+            spec.target, _composite_kernel(record.qualified, opreg_op), "CompositeImplicitAutograd")
+    elif not composite:
         _drop_piece(record, "composite")
-        if spec.decomposition is not None and "decomposition" not in record.pieces:
-            _new_piece(record, "decomposition").impl(spec.target, spec.decomposition,
-                                                     "CompositeImplicitAutograd")
     for key in [k for k in record.backend_kernels if k not in keys]:
         _drop_backend_kernel(record, key)
     for key in keys:
@@ -175,16 +174,10 @@ def sync_kernels(record: TorchOpRecord) -> None:
         _kernels.register_beside_cpp_kernel(record.qualified, spec.schema,
                                             _new_piece(record, "beside"), spec.target, cpp)
     record.python_kernel = next((why for why in record.backend_kernels.values() if why), "")
-    if composite:
+    if "fake" in record.pieces:  # register_fake refuses a composite op's fake, as torch does
+        record.fake_refused = _COMPOSITE_FAKE if composite else ""
+    elif composite and not aliasing:
         record.fake_refused = _COMPOSITE_FAKE
-    elif spec.decomposition is None and "fake" not in record.pieces:
-        record.fake_refused = ""
-        try:
-            torch.library.register_fake(record.qualified, make_fake(opreg_op, spec.schema, record),
-                                        lib=_new_piece(record, "fake"))
-        except RuntimeError as e:  # an op torch cannot fake (no tensor inputs, say): eager only
-            _drop_piece(record, "fake")
-            record.fake_refused = str(e)
 
 
 def release(record: TorchOpRecord) -> bool:
