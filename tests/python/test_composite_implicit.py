@@ -218,6 +218,32 @@ def test_a_torch_typed_kernel_gets_torch_values_from_opreg_calls(ns):
     lib._destroy()
 
 
+def _while_composites_churn(ns, name, call, expected, calls=3000):
+    """Checks that call() gives `expected`, `calls` times, while another thread keeps adding and
+    removing a composite kernel for op `name`; the thread's errors fail the test."""
+    stop = threading.Event()
+    errors = []
+
+    def churn():
+        try:
+            while not stop.is_set():
+                extra = opreg.Library(ns, "FRAGMENT")
+                extra.impl(name, lambda x: x * 2, "CompositeImplicit")
+                extra._destroy()
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    worker = threading.Thread(target=churn)
+    worker.start()
+    try:
+        for _ in range(calls):
+            assert call() == expected
+    finally:
+        stop.set()
+        worker.join()
+    assert errors == []
+
+
 def test_changing_the_composite_leaves_a_backend_kernel_in_use_alone(ns):
     # The op's own CPU kernel serves calls on the main thread while another thread registers and
     # removes a composite kernel: the CPU kernel is never deleted and registered again under a
@@ -226,27 +252,7 @@ def test_changing_the_composite_leaves_a_backend_kernel_in_use_alone(ns):
     lib.define("r(Tensor x) -> Tensor")
     lib.impl("r", lambda x: np.asarray(x) * 10, "CPU")
     op = getattr(torch.ops, ns).r
-    stop = threading.Event()
-    errors = []
-
-    def churn():
-        try:
-            while not stop.is_set():
-                extra = opreg.Library(ns, "FRAGMENT")
-                extra.impl("r", lambda x: x * 2, "CompositeImplicit")
-                extra._destroy()
-        except BaseException as e:  # reported below
-            errors.append(e)
-
-    worker = threading.Thread(target=churn)
-    worker.start()
-    try:
-        for _ in range(3000):
-            assert op(torch.ones(2)).tolist() == [10.0, 10.0]
-    finally:
-        stop.set()
-        worker.join()
-    assert errors == []
+    _while_composites_churn(ns, "r", lambda: op(torch.ones(2)).tolist(), [10.0, 10.0])
     lib._destroy()
 
 
@@ -386,27 +392,7 @@ def test_meta_calls_survive_composite_changes_on_another_thread(ns):
     lib.impl("m", lambda x: np.asarray(x) * 10, "CPU")
     lib.register_fake("m", lambda x: torch.empty_like(x))
     op = getattr(torch.ops, ns).m
-    stop = threading.Event()
-    errors = []
-
-    def churn():
-        try:
-            while not stop.is_set():
-                extra = opreg.Library(ns, "FRAGMENT")
-                extra.impl("m", lambda x: x * 2, "CompositeImplicit")
-                extra._destroy()
-        except BaseException as e:  # reported below
-            errors.append(e)
-
-    worker = threading.Thread(target=churn)
-    worker.start()
-    try:
-        for _ in range(3000):
-            assert op(torch.empty(2, device="meta")).shape == (2,)
-    finally:
-        stop.set()
-        worker.join()
-    assert errors == []
+    _while_composites_churn(ns, "m", lambda: op(torch.empty(2, device="meta")).shape, (2,))
     lib._destroy()
 
 
