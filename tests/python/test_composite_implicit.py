@@ -409,3 +409,35 @@ def test_a_functional_op_with_an_out_overload_decomposes_in_torch(ns):
     y.sum().backward()
     assert y.tolist() == [3.0, 3.0] and x.grad.tolist() == [6.0, 6.0]
     lib._destroy()
+
+
+def test_a_graph_traced_before_an_in_place_op_got_its_composite_follows_it(ns):
+    # The graph holds the op's companion (functionalization), which follows its owner.
+    lib = opreg.Library(ns, "DEF")
+    lib.define("f_(Tensor(a!) x, Tensor y) -> Tensor(a!)")
+    cpu = opreg.Library(ns, "FRAGMENT")
+
+    def times_ten(x, y):
+        a = np.asarray(x)
+        a *= 10 * np.asarray(y)
+        return x
+
+    cpu.impl("f_", times_ten, "CPU")
+    op = getattr(torch.ops, ns).f_.default
+
+    def fn(x, y):
+        a = x.clone()
+        op(a, y)
+        return a + 0
+
+    compiled = torch.compile(fn, backend="aot_eager", fullgraph=True)
+    args = (torch.full((3,), 2.0), torch.full((3,), 3.0))
+    assert compiled(*args).tolist() == [60.0] * 3
+    extra = opreg.Library(ns, "FRAGMENT")
+    extra.impl("f_", lambda x, y: x.mul_(y).add_(1), "CompositeImplicit")
+    cpu._destroy()  # the composite serves every backend now
+    assert fn(*args).tolist() == [7.0] * 3
+    assert compiled(*args).tolist() == [7.0] * 3
+    torch._dynamo.reset()
+    extra._destroy()
+    lib._destroy()

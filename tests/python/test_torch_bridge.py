@@ -445,3 +445,16 @@ def test_names_torch_already_has_are_skipped_with_a_reason():
         assert why, name
     if "symm_mem::one_shot_all_reduce" in opreg.list_ops():
         assert "torch already has" in opreg_torch.skipped()["symm_mem::one_shot_all_reduce"]
+
+
+def test_opreg_torch_takes_the_torch_op_itself(ns):
+    # As torch.library's functions do.
+    lib = opreg.Library(ns, "DEF")
+    lib.define("e(Tensor x) -> Tensor")
+    torch_op = getattr(torch.ops, ns).e.default
+    assert opreg_torch.to_torch_op(torch_op) is torch_op
+    opreg_torch.register_fake(torch_op, lambda x: torch.empty_like(x))
+    with pytest.raises(TypeError, match="expected an opreg op"):
+        opreg_torch.to_torch_op(object())
+    assert not [k for k in opreg_torch.skipped() if k.startswith(ns)]
+    lib._destroy()

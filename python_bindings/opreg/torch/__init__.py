@@ -84,6 +84,8 @@ from __future__ import annotations
 import atexit
 from typing import Any, Callable, Dict, List, Optional
 
+import torch
+
 from .. import _C, _op_events
 from . import _autograd
 from ._records import RECORDS
@@ -126,13 +128,20 @@ def python_kernels() -> Dict[str, str]:
 
 def to_torch_op(op: Any) -> Any:
     """The torch OpOverload of an opreg op (OpOverload, OpPacket, an opreg.custom_op's
-    CustomOpDef or "ns::name[.overload]")."""
+    CustomOpDef, "ns::name[.overload]", or that torch OpOverload itself, as torch.library's
+    functions take one)."""
     name = getattr(op, "name", None)
     if isinstance(op, (_C.OpOverload, _C.OpPacket)) or (
             not isinstance(op, str) and name in _op_events.CUSTOM_OPS):  # a CustomOpDef
         qualified = name
+    elif isinstance(op, torch._ops.OpOverload):
+        qualified = _qualified_of(op)
     else:
         qualified = str(op)
+    if "::" not in qualified:
+        error = ValueError if isinstance(op, str) else TypeError
+        raise error(f"expected an opreg op (an OpOverload, OpPacket, CustomOpDef, "
+                    f"'ns::name[.overload]' or its torch OpOverload), got {op!r}")
     with RECORDS.lock:
         register_or_skip(qualified)
         torch_op = RECORDS.torch_op(qualified)

@@ -191,9 +191,10 @@ def make_fake(opreg_op: Any, schema: Any, record: TorchOpRecord) -> Callable[...
                     f"'{seen[0][0]}' is on {seen[0][1]}, argument '{name}' on {device}")
 
     def fake(*args: Any, **kwargs: Any) -> Any:
-        composite = torch_composite(qualified)
+        composite = torch_composite(record.owner or qualified)
         if composite is not None:  # a composite op (_kernel_set) decomposes here too
-            return composite(*args, **kwargs)
+            result = composite(*args, **kwargs)
+            return result if needs_shapes else None  # a companion returns nothing
         given = record.torch_fake  # opreg.torch.register_fake's
         if given is not None:
             return given(*args, **kwargs)

@@ -83,17 +83,19 @@ def wanted_state(qualified: str, opreg_op: Any, schema: Any) -> Tuple[bool, Tupl
         not in ("composite_implicit", "out_variant"))
 
 
-def _composite_kernel(qualified: str, opreg_op: Any) -> Callable[..., Any]:
+def _composite_kernel(qualified: str, opreg_op: Any, returns: bool) -> Callable[..., Any]:
     """The "composite" piece: the newest Python CompositeImplicit kernel opreg.Library.impl took
     for the op, called with torch's values as torch calls one (the tensors torch was given: real,
     fake or functional ones, so tracing and autograd go through the ops it calls), looked up at
     each call as opreg's dispatcher does. Between a change of the op's kernels and this op's
     refresh (a Library collected on another thread is followed on the main thread) it calls the
-    opreg op, which runs what opreg runs now."""
+    opreg op, which runs what opreg runs now. A companion op (`returns` False) runs its owner's
+    composite kernel for what it writes and returns nothing."""
 
     def composite(*args: Any, **kwargs: Any) -> Any:
         fn = _op_events.torch_composite(qualified)
-        return opreg_op(*args, **kwargs) if fn is None else fn(*args, **kwargs)
+        result = opreg_op(*args, **kwargs) if fn is None else fn(*args, **kwargs)
+        return result if returns else None
 
     composite.__name__ = f"opreg_composite_{qualified.replace('::', '_').replace('.', '_')}"
     return composite
@@ -141,7 +143,9 @@ def sync_kernels(record: TorchOpRecord) -> None:
     except AttributeError:
         _drop_piece(record, "composite")
         return
-    composite, keys = wanted_state(record.qualified, opreg_op, spec.schema)
+    # A companion follows its owner's composite kernel: a graph traced before the owner got one
+    # calls the companion, which then decomposes as the owner does.
+    composite, keys = wanted_state(record.owner or record.qualified, opreg_op, spec.schema)
     aliasing = spec.decomposition is not None
     # The fake and an aliasing op's decomposition are registered once and choose at each call
     # (a change never pulls them from under a call on another thread); the fake first, as torch
@@ -161,7 +165,9 @@ def sync_kernels(record: TorchOpRecord) -> None:
             "CompositeImplicitAutograd")
     if composite and not aliasing and "composite" not in record.pieces:
         _new_piece(record, "composite").impl(
-            spec.target, _composite_kernel(record.qualified, opreg_op), "CompositeImplicitAutograd")
+            spec.target, _composite_kernel(record.owner or record.qualified, opreg_op,
+                                           bool(spec.schema.returns)),
+            "CompositeImplicitAutograd")
     elif not composite:
         _drop_piece(record, "composite")
     for key in [k for k in record.backend_kernels if k not in keys]:

@@ -148,8 +148,11 @@ def refresh_kernels(qualified: str) -> None:
     record = RECORDS.get(qualified)
     if record is None or record.torch_op is None or record.spec is None:
         return
-    sync_kernels(record)
-    record.torch_op._dispatch_cache.clear()  # torch's Python dispatcher resolved the old kernels
+    companion = RECORDS.get(record.companion) if record.companion else None
+    for r in (record, companion):  # a companion follows its owner's composite kernel
+        if r is not None and r.spec is not None and r.torch_op is not None:
+            sync_kernels(r)
+            r.torch_op._dispatch_cache.clear()  # torch's Python dispatcher resolved the old ones
 
 
 def _follow_custom_op(record: Any) -> None:
