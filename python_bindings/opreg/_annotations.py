@@ -56,8 +56,8 @@ def kernel_for(fn: Callable[..., Any], schema: Any, torch_values: bool) -> Calla
     With `torch_values` (the op's body is annotated with torch types: annotated_values), it gets
     torch values, as it would under torch: each opreg tensor as a torch tensor over the same
     memory (torch.from_dlpack: writes reach the op's arguments), a ScalarType as its torch.dtype
-    and a Device as a torch.device; its torch results are taken back zero-copy. Otherwise it gets opreg's values (opreg tensors,
-    ScalarType codes, device strings) and is returned as it is."""
+    and a Device as a torch.device; its torch results are taken back zero-copy. Otherwise it gets
+    opreg's values (opreg tensors, ScalarType codes, device strings) and is returned as it is."""
     if not torch_values:
         return fn
     torch = sys.modules["torch"]

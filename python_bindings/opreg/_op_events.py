@@ -3,8 +3,9 @@ reaches into another's private names or imports it back.
 
 - `subscribe(follower, replay=True)`: `follower(kind, name)` for each op event from now on,
   kind "defined" or "undefined", for every op of every origin (C++ libraries as they load,
-  opreg.Library from Python), or "kernels" when the op's entry in `COMPOSITES` changed; with
-  `replay`, first ("defined", name) for each op defined at that moment. Each event reaches each follower once, in order. Returns a Subscription (`close()`).
+  opreg.Library from Python), or "kernels" when the op's Python composite kernels changed (see
+  `COMPOSITES`); with `replay`, first ("defined", name) for each op defined at that moment. Each
+  event reaches each follower once, in order. Returns a Subscription (`close()`).
   The events come from the dispatcher's stream (Dispatcher::Subscribe, one subscription for the
   process): they are handed over on the main thread at a bytecode boundary, or at once by
   `deliver()`, which opreg.Library.define and opreg.load_library call after defining (so a

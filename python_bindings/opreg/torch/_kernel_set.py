@@ -57,9 +57,9 @@ def overload_of(qualified: str) -> Any:
 
 def _decomposition_or_composite(qualified: str,
                                 decomposition: Callable[..., Any]) -> Callable[..., Any]:
-    """An aliasing op's "decomposition" piece: its composite kernel when it has one (see
-    _op_events.torch_composite), else opreg.torch's decomposition; chosen at each call, so the piece never
-    changes under a call running on another thread."""
+    """An aliasing op's "decomposition" piece: its composite kernel when it has one
+    (_op_events.torch_composite), else opreg.torch's decomposition; chosen at each call, so the
+    piece never changes under a call running on another thread."""
 
     def decompose(*args: Any, **kwargs: Any) -> Any:
         fn = _op_events.torch_composite(qualified)
