@@ -77,16 +77,9 @@ def kernel_for(fn: Callable[..., Any], schema: Any, torch_values: bool) -> Calla
             return torch.device(value)
         return value
 
-    types_by_name: Dict[str, str] = {}
-    types_in_order: List[str] = []
-    read: List[bool] = []
-
-    def argument_types() -> None:
-        """Read at the first call: the op may be defined after its kernel is registered."""
-        arguments = (schema() if callable(schema) else schema).arguments
-        types_by_name.update({a.name: a.type for a in arguments})
-        types_in_order.extend(a.type for a in arguments)
-        read.append(True)
+    # (types in order, types by name), read at the first call: the op may be defined after its
+    # kernel is registered.
+    types: Optional[Tuple[List[str], Dict[str, str]]] = None
 
     def back(value: Any) -> Any:
         """Torch meta results as opreg meta tensors (contiguous: opreg_meta_like); torch's other
@@ -98,8 +91,11 @@ def kernel_for(fn: Callable[..., Any], schema: Any, torch_values: bool) -> Calla
         return value
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
-        if not read:
-            argument_types()
+        nonlocal types
+        if types is None:
+            arguments = (schema() if callable(schema) else schema).arguments
+            types = ([a.type for a in arguments], {a.name: a.type for a in arguments})
+        types_in_order, types_by_name = types
         args = tuple(convert(v, types_in_order[i] if i < len(types_in_order) else "")
                      for i, v in enumerate(args))
         kwargs = {k: convert(v, types_by_name.get(k, "")) for k, v in kwargs.items()}

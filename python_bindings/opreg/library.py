@@ -146,14 +146,13 @@ class Library:
             raise TypeError(f"Input function is required to be a callable but found type {type(fn)}")
         file, line = _caller()
         name = _op_name(op_name)
+        qualified = self._qualified(name)
         key = dispatch_key or self.dispatch_key
         asked = annotated_values(fn)
         kernel = fn
         if asked:
-            qualified = self._qualified(name)
             kernel = kernel_for(fn, lambda: FunctionSchema(_C.schema(qualified)), True)
         self._c().impl(name, kernel, key, _check_aliasing, file, line)
-        qualified = self._qualified(name)
         if key in _COMPOSITE_IMPLICIT_KEYS:
             _op_events.COMPOSITES.setdefault(qualified, []).append((fn, asked is not False))
             self._composites.append((qualified, fn))

@@ -55,19 +55,6 @@ def overload_of(qualified: str) -> Any:
     return getattr(_C.OpPacket(f"{ns}::{name}"), overload or "default")
 
 
-def _decomposition_or_composite(qualified: str,
-                                decomposition: Callable[..., Any]) -> Callable[..., Any]:
-    """An aliasing op's "decomposition" piece: its composite kernel when it has one
-    (_op_events.torch_composite), else opreg.torch's decomposition; chosen at each call, so the
-    piece never changes under a call running on another thread."""
-
-    def decompose(*args: Any, **kwargs: Any) -> Any:
-        fn = _op_events.torch_composite(qualified)
-        return decomposition(*args, **kwargs) if fn is None else fn(*args, **kwargs)
-
-    return decompose
-
-
 def wanted_state(qualified: str, opreg_op: Any, schema: Any) -> Tuple[bool, Tuple[str, ...]]:
     """(whether the op gets the "composite" kernel, the keys of its backend kernels): see the
     module. An op without tensor arguments gives torch no backend to dispatch on: its backend
@@ -83,18 +70,21 @@ def wanted_state(qualified: str, opreg_op: Any, schema: Any) -> Tuple[bool, Tupl
         not in ("composite_implicit", "out_variant"))
 
 
-def _composite_kernel(qualified: str, opreg_op: Any, returns: bool) -> Callable[..., Any]:
-    """The "composite" piece: the newest Python CompositeImplicit kernel opreg.Library.impl took
-    for the op, called with torch's values as torch calls one (the tensors torch was given: real,
-    fake or functional ones, so tracing and autograd go through the ops it calls), looked up at
-    each call as opreg's dispatcher does. Between a change of the op's kernels and this op's
-    refresh (a Library collected on another thread is followed on the main thread) it calls the
-    opreg op, which runs what opreg runs now. A companion op (`returns` False) runs its owner's
-    composite kernel for what it writes and returns nothing."""
+def _composite_or(qualified: str, fallback: Callable[..., Any],
+                  returns: bool) -> Callable[..., Any]:
+    """A CompositeImplicitAutograd kernel that runs the op's newest Python CompositeImplicit
+    kernel when it takes torch values (_op_events.torch_composite), looked up at each call as
+    opreg's dispatcher does, else `fallback`. Called with torch's values as torch calls one (the
+    tensors torch was given: real, fake or functional ones, so tracing and autograd go through
+    the ops it calls). Two pieces use it: "composite", whose fallback is the opreg op (what
+    opreg runs between a change of the op's kernels and this op's refresh, as when a Library is
+    collected on another thread), and "decomposition", whose fallback is opreg.torch's
+    decomposition (a piece that never changes under a call on another thread). A companion op
+    (`returns` False) runs its owner's composite kernel for what it writes and returns nothing."""
 
     def composite(*args: Any, **kwargs: Any) -> Any:
-        fn = _op_events.torch_composite(qualified)
-        result = opreg_op(*args, **kwargs) if fn is None else fn(*args, **kwargs)
+        fn = _op_events.torch_composite(qualified) or fallback
+        result = fn(*args, **kwargs)
         return result if returns else None
 
     composite.__name__ = f"opreg_composite_{qualified.replace('::', '_').replace('.', '_')}"
@@ -161,12 +151,12 @@ def sync_kernels(record: TorchOpRecord) -> None:
             record.fake_refused = str(e)
     if aliasing and "decomposition" not in record.pieces:
         _new_piece(record, "decomposition").impl(
-            spec.target, _decomposition_or_composite(record.qualified, spec.decomposition),
+            spec.target, _composite_or(record.qualified, spec.decomposition, True),
             "CompositeImplicitAutograd")
     if composite and not aliasing and "composite" not in record.pieces:
         _new_piece(record, "composite").impl(
-            spec.target, _composite_kernel(record.owner or record.qualified, opreg_op,
-                                           bool(spec.schema.returns)),
+            spec.target, _composite_or(record.owner or record.qualified, opreg_op,
+                                       bool(spec.schema.returns)),
             "CompositeImplicitAutograd")
     elif not composite:
         _drop_piece(record, "composite")
