@@ -137,6 +137,14 @@ at::Tensor& mul_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
 }
 // Its in-place form, as libtorch's `mul_`.
 at::Tensor& mul_(at::Tensor& self, const at::Tensor& other) { return self.mul_(other); }
+// An op with a Scalar argument (which torch's stable ABI cannot carry), as libtorch's `add`.
+at::Tensor add(const at::Tensor& a, const at::Tensor& b, const at::Scalar& alpha) {
+  return at::add(a, b, alpha);
+}
+at::Tensor& add_out(const at::Tensor& a, const at::Tensor& b, const at::Scalar& alpha,
+                    at::Tensor& out) {
+  return at::add_out(out, a, b, alpha);
+}
 }  // namespace
 
 TORCH_LIBRARY(bench_native, m) {
@@ -146,6 +154,8 @@ TORCH_LIBRARY(bench_native, m) {
   m.def("mul(Tensor a, Tensor b) -> Tensor");
   m.def("mul.out(Tensor a, Tensor b, *, Tensor(a!) out) -> Tensor(a!)");
   m.def("mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
+  m.def("add(Tensor a, Tensor b, *, Scalar alpha=1) -> Tensor");
+  m.def("add.out(Tensor a, Tensor b, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
 }
 
 TORCH_LIBRARY_IMPL(bench_native, CPU, m) {
@@ -155,6 +165,8 @@ TORCH_LIBRARY_IMPL(bench_native, CPU, m) {
   m.impl("mul", &mul);
   m.impl("mul.out", &mul_out);
   m.impl("mul_", &mul_);
+  m.impl("add", &add);
+  m.impl("add.out", &add_out);
 }
 
 TORCH_LIBRARY_IMPL(bench_native, CUDA, m) {
@@ -164,6 +176,8 @@ TORCH_LIBRARY_IMPL(bench_native, CUDA, m) {
   m.impl("mul", &mul);
   m.impl("mul.out", &mul_out);
   m.impl("mul_", &mul_);
+  m.impl("add", &add);
+  m.impl("add.out", &add_out);
 }
 """
 
@@ -305,7 +319,12 @@ def measure_functional(native: Any, tx: Any, ty: Any, iters: int,
               lambda a, b: torch.ops.opreg.mul.out(a, b, out=out),
               lambda a, b: native.mul.out(a, b, out=out), (tx, ty)),
              ("in-place form", "torch.ops._opreg_test.mul_", torch.ops._opreg_test.mul_.default,
-              native.mul_.default, (ones, factor)))
+              native.mul_.default, (ones, factor)),
+             ("functional form, Scalar alpha", "torch.ops.opreg.add", torch.ops.opreg.add.default,
+              native.add.default, (tx, ty)),
+             ("out form, Scalar alpha", "torch.ops.opreg.add",
+              lambda a, b: torch.ops.opreg.add.out(a, b, out=out),
+              lambda a, b: native.add.out(a, b, out=out), (tx, ty)))
     rows: List[Dict[str, Any]] = []
     comparisons: List[Dict[str, Any]] = []
     for form, label, ours, theirs, call_args in forms:
@@ -389,10 +408,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         cases.insert(3, ("opreg.ops, C++ kernel (NumPy args)", opreg.ops._opreg_test.noop1, (xn,),
                          opreg.ops._opreg_test.noop3, (xn, yn, zn)))
     torch_version = None
+    bridge = None  # the bridge torch.ops calls opreg through (opreg.torch._kernels.BRIDGE)
     try:
         import torch
 
         torch_version = torch.__version__
+        from opreg.torch import _kernels as torch_kernels
+
+        bridge = torch_kernels.BRIDGE or "python kernels"
         tlib = torch.library.Library("bench_torch", "FRAGMENT")
         tlib.define("noop1(Tensor a) -> ()")
         tlib.define("noop3(Tensor a, Tensor b, Tensor c) -> ()")
@@ -486,7 +509,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     w = max(len(r["case"]) for r in rows)
     print(f"per-call time, ns (best of {args.repeats} rounds of {args.iters} calls, every row "
           f"timed once per round; {args.device} tensors); python {platform.python_version()}, "
-          f"opreg {opreg.__version__}, torch {torch_version or 'not installed'}, "
+          f"opreg {opreg.__version__}, torch {torch_version or 'not installed'} "
+          f"(opreg.torch bridge: {bridge}), "
           f"apache-tvm-ffi {tvm_ffi_version or 'not installed'}")
     print(f"{'case':<{w}}  {'1 tensor':>9}  {'3 tensors':>9}")
     for r in rows:
@@ -511,7 +535,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"python": platform.python_version(), "opreg": opreg.__version__,
-                       "torch": torch_version, "tvm_ffi": tvm_ffi_version,
+                       "torch": torch_version, "opreg_torch_bridge": bridge,
+                       "tvm_ffi": tvm_ffi_version,
                        "machine": platform.machine(), "device": args.device,
                        "iters": args.iters, "repeats": args.repeats, "results": rows,
                        "comparisons": comparisons}, f, indent=2)

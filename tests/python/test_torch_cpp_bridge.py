@@ -37,8 +37,12 @@ def test_builtin_ops_get_cpp_kernels_where_torch_allows():
         assert name not in python, (name, python[name])
     for name, why in python.items():
         assert why, name
-    # Scalar is not in torch's stable C ABI: opreg::add (Scalar alpha) keeps a Python kernel.
-    assert "Scalar" in python["opreg::add"]
+    if opreg_torch._kernels.BRIDGE == "stable":
+        # Scalar is not in torch's stable C ABI: opreg::add (Scalar alpha) keeps a Python kernel.
+        assert "Scalar" in python["opreg::add"]
+    else:  # the native bridge carries every argument type
+        assert opreg_torch._kernels.BRIDGE == "native"
+        assert not any(name.startswith("opreg::") for name in python), python
     # str (a symmetric-memory group's name) is: those ops get C++ kernels.
     for name in ("symm_mem::fused_all_reduce_add_rms_norm_", "symm_mem::all_gather_out"):
         if name in opreg_torch.registered():
@@ -78,11 +82,15 @@ def test_cpp_and_python_kernels_agree(tmp_path):
     script = tmp_path / "agree.py"
     script.write_text(_AGREE_SCRIPT)
     results = {}
-    for mode in ("cpp", "python"):
+    # "cpp": the native bridge where it was built for this torch, else the stable one.
+    for mode in ("cpp", "stable", "python"):
         env = dict(os.environ)
         env.pop("OPREG_TORCH_PYTHON_KERNELS", None)
+        env.pop("OPREG_TORCH_BRIDGE", None)
         if mode == "python":
             env["OPREG_TORCH_PYTHON_KERNELS"] = "1"
+        if mode == "stable":
+            env["OPREG_TORCH_BRIDGE"] = "stable"
         out = tmp_path / f"{mode}.pt"
         subprocess.run([sys.executable, str(script), str(out)], env=env, check=True, timeout=300)
         results[mode] = torch.load(out)
@@ -93,6 +101,8 @@ def test_cpp_and_python_kernels_agree(tmp_path):
     for name in cpp:
         if name != "python_kernels":
             torch.testing.assert_close(cpp[name], python[name], rtol=0, atol=0, msg=name)
+            torch.testing.assert_close(results["stable"][name], python[name], rtol=0, atol=0,
+                                       msg=name)
 
 
 def _mix_library():
@@ -198,10 +208,10 @@ def test_lists_strings_and_devices_cross_the_cpp_bridge():
     with pytest.raises((TypeError, ValueError), match=rf"\[{ns}::lists\] argument 'xs' \(#0\)"):
         getattr(getattr(opreg.ops, ns), "lists")([a, bad], [], [], [], [], "", None, "cpu", None,
                                                   [])
-    live = opreg._C._torch_bridge_live_results()
+    live = opreg_torch._kernels.live_results()
     del r
     if _bridge_expected():  # the C++ kernel's result tensors go back when torch frees them
-        assert opreg._C._torch_bridge_live_results() == live - 1
+        assert opreg_torch._kernels.live_results() == live - 1
     lib._destroy()
 
 
@@ -239,10 +249,10 @@ def test_optional_returns_cross_the_cpp_bridge():
     torch.testing.assert_close(t, torch.full((2,), 3.0))
     assert rest == [4, [1, 2], "s"]
     assert op(torch.ones(2), False) == (None, None, None, None)
-    live = opreg._C._torch_bridge_live_results()
+    live = opreg_torch._kernels.live_results()
     del t
     if _bridge_expected():
-        assert opreg._C._torch_bridge_live_results() == live - 1
+        assert opreg_torch._kernels.live_results() == live - 1
     lib._destroy()
 
 
@@ -308,18 +318,18 @@ def test_cpp_bridge_keeps_no_references(device):
     x = torch.randn(8, 32, device=device)
     w = torch.rand(32, device=device) + 0.5
     bad = torch.ones(2, 4, dtype=torch.int64, device=device)
-    live = opreg._C._torch_bridge_live_results()
+    live = opreg_torch._kernels.live_results()
     uses = (x._use_count(), w._use_count(), bad._use_count())
     for _ in range(100_000):
         y = torch.ops.opreg.rms_norm(x, w, 1e-6)
     y2 = torch.ops.opreg.topk(x, 2, -1)
-    assert opreg._C._torch_bridge_live_results() >= live + (1 if "opreg::rms_norm" not in
+    assert opreg_torch._kernels.live_results() >= live + (1 if "opreg::rms_norm" not in
                                                             opreg_torch.python_kernels() else 0)
     for _ in range(200):
         with pytest.raises((TypeError, RuntimeError)):
             torch.ops.opreg.rms_norm(bad, w, 1e-6)
     del y, y2
-    assert opreg._C._torch_bridge_live_results() == live
+    assert opreg_torch._kernels.live_results() == live
     assert (x._use_count(), w._use_count(), bad._use_count()) == uses
 
 
@@ -428,17 +438,19 @@ for mode, context in [("grad", torch.enable_grad), ("no_grad", torch.no_grad),
             if name == "add.out":
                 assert result is out
             seen[f"{name} {mode}"] = frames
-json.dump({"frames": seen, "python_kernels": sorted(opreg.torch.python_kernels())},
+json.dump({"frames": seen, "python_kernels": sorted(opreg.torch.python_kernels()),
+           "bridge": opreg.torch._kernels.BRIDGE},
           open(sys.argv[1], "w"))
 """
 
 
 @needs_ops
-@pytest.mark.parametrize("kernels", ["default", "OPREG_TORCH_PYTHON_KERNELS=1"])
+@pytest.mark.parametrize("kernels", ["default", "OPREG_TORCH_BRIDGE=stable",
+                                     "OPREG_TORCH_PYTHON_KERNELS=1"])
 def test_no_opreg_python_frame_on_builtin_calls(tmp_path, kernels):
     # Every built-in op, in its functional, in-place and out forms and in every autograd mode,
-    # runs no Python function of the opreg package when called through torch.ops: through the
-    # C bridge, or where the stable C ABI cannot carry an argument (opreg::add's Scalar alpha),
+    # runs no Python function of the opreg package when called through torch.ops: through a C++
+    # bridge, or where the stable C ABI cannot carry an argument (opreg::add's Scalar alpha),
     # or with Python kernels forced, through a C callable torch calls on its Python-kernel path.
     import json
     import os
@@ -448,11 +460,16 @@ def test_no_opreg_python_frame_on_builtin_calls(tmp_path, kernels):
     script.write_text(_FRAMES_SCRIPT)
     env = dict(os.environ)
     env.pop("OPREG_TORCH_PYTHON_KERNELS", None)
+    env.pop("OPREG_TORCH_BRIDGE", None)
     if kernels != "default":
-        env["OPREG_TORCH_PYTHON_KERNELS"] = "1"
+        env.update([kernels.split("=")])
     subprocess.run([sys.executable, str(script), str(out)], env=env, check=True, timeout=300)
     report = json.loads(out.read_text())
-    assert "opreg::add" in report["python_kernels"]  # the case this test is about
+    if report["bridge"] == "native":
+        # The native bridge carries the Scalar too: no op takes the Python-kernel path.
+        assert report["python_kernels"] == []
+    else:
+        assert "opreg::add" in report["python_kernels"]  # the case this test is about
     assert len(report["frames"]) == 30
     assert {call: frames for call, frames in report["frames"].items() if frames} == {}
 

@@ -105,8 +105,8 @@ def _drop_piece(record: TorchOpRecord, name: str) -> None:
 
 def _add_backend_kernel(record: TorchOpRecord, opreg_op: Any, key: str) -> None:
     spec = record.spec
-    why = _kernels.C_BRIDGE_UNAVAILABLE or _C._torch_bridge_impl(
-        opreg_op.name, record.qualified.split("::", 1)[0], spec.target, [key], spec.owner)
+    why = _kernels.add_cpp_kernel(opreg_op.name, record.qualified.split("::", 1)[0],
+                                  spec.target, key, spec.owner)
     if why:
         _new_piece(record, f"python:{key}").impl(
             spec.target, _kernels.python_kernel(opreg_op, spec.schema), key)

@@ -1,8 +1,13 @@
-"""The CPU/CUDA kernels opreg.torch gives torch ops, and what surrounds them: the C++ entry
-point registered through torch's stable C ABI where the bridge carries the op's argument types,
-a C callable called through torch's Python-kernel path otherwise (a Scalar argument); neither
-runs a Python frame on the call path. Around them: the Negative-key kernel (_math_bits) and the
-written tensors' version bumps. _kernel_set decides which of them an op has.
+"""The CPU/CUDA kernels opreg.torch gives torch ops, and what surrounds them. An op's kernel is
+the opreg op called from C++ with no Python frame, through one of two bridges:
+- "native" (opreg._torch_native): a boxed kernel written against torch's own C++ API, built with
+  the package for one torch and used only with that very torch (version and git commit); it
+  carries every argument type, a Scalar included;
+- "stable" (opreg._C's `_torch_bridge_*`): torch's stable C ABI, for any torch >= 2.11; it has no
+  Scalar, so such ops take torch's Python-kernel path with a C callable (`python_kernel`).
+`OPREG_TORCH_BRIDGE=stable` skips the native bridge; `OPREG_TORCH_PYTHON_KERNELS=1` uses neither.
+Around the kernels: the Negative-key kernel (_math_bits) and the written tensors' version bumps.
+_kernel_set decides which of them an op has.
 """
 from __future__ import annotations
 
@@ -15,18 +20,57 @@ from .. import _C
 from . import _math_bits
 
 
-def _init_c_bridge() -> str:
-    """Loads torch's stable C ABI for C++ kernels; '' on success, else why not."""
+def _native_bridge() -> Tuple[Any, str]:
+    """opreg._torch_native when it was built for this very torch, else (None, why not)."""
+    if os.environ.get("OPREG_TORCH_BRIDGE") == "stable":
+        return None, "OPREG_TORCH_BRIDGE=stable"
+    try:
+        from .. import _torch_native_build as build
+    except ImportError:
+        return None, "opreg._torch_native was not built (no torch in the build environment)"
+    if (build.TORCH_VERSION, build.TORCH_GIT_VERSION) != (torch.__version__,
+                                                          torch.version.git_version):
+        return None, (f"opreg._torch_native was built for torch {build.TORCH_VERSION} "
+                      f"({build.TORCH_GIT_VERSION}); this is torch {torch.__version__} "
+                      f"({torch.version.git_version})")
+    from .. import _torch_native
+    return _torch_native, ""
+
+
+def _init_c_bridge() -> Tuple[str, str]:
+    """(the bridge, why the other is not used); the bridge is '' when ops get Python kernels."""
     if os.environ.get("OPREG_TORCH_PYTHON_KERNELS") == "1":
-        return "OPREG_TORCH_PYTHON_KERNELS=1"
+        return "", "OPREG_TORCH_PYTHON_KERNELS=1"
+    if _NATIVE is not None:
+        return "native", ""
     path = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
-    return _C._torch_bridge_init(path, torch.Tensor)
+    why = _C._torch_bridge_init(path, torch.Tensor)
+    return ("", why) if why else ("stable", NATIVE_UNAVAILABLE)
 
 
-# Why torch ops get Python kernels instead of C++ ones ('' when they get C++ ones).
-C_BRIDGE_UNAVAILABLE = _init_c_bridge()
+_NATIVE, NATIVE_UNAVAILABLE = _native_bridge()
+# The bridge ops' kernels go through ("native", "stable"), and why not the native one; BRIDGE is
+# '' when ops get Python kernels, and C_BRIDGE_UNAVAILABLE then says why.
+BRIDGE, _WHY = _init_c_bridge()
+C_BRIDGE_UNAVAILABLE = "" if BRIDGE else _WHY
 # Whether the C++ kernels bump the version counters of written tensors themselves.
-C_BRIDGE_BUMPS = not C_BRIDGE_UNAVAILABLE and _C._torch_bridge_bumps_versions()
+C_BRIDGE_BUMPS = BRIDGE == "native" or (BRIDGE == "stable" and
+                                        _C._torch_bridge_bumps_versions())
+
+
+def add_cpp_kernel(opreg_name: str, torch_ns: str, target: str, key: str, owner: str) -> str:
+    """Registers the opreg op as torch op `torch_ns::target`'s kernel for `key` through the
+    bridge, kept for `owner`; '' on success, else why the op needs a Python kernel instead."""
+    if not BRIDGE:
+        return C_BRIDGE_UNAVAILABLE
+    if _NATIVE is not None:
+        return _NATIVE.impl(opreg_name, torch_ns, target, [key], owner)
+    return _C._torch_bridge_impl(opreg_name, torch_ns, target, [key], owner)
+
+
+def live_results() -> int:
+    """How many torch tensors made of opreg results (by the bridge in use) torch holds."""
+    return _NATIVE.live_results() if _NATIVE is not None else _C._torch_bridge_live_results()
 
 
 def has_tensor_arguments(schema: Any) -> bool:
@@ -109,4 +153,8 @@ def release_cpp_kernels(owner: str, target: str = "", key: str = "") -> bool:
     """Deletes the C++ kernels registered for `owner` (only those of torch op `target` at
     dispatch key `key`, where given); False where this torch cannot delete its registrations
     (they stay, and new ones override them)."""
-    return bool(C_BRIDGE_UNAVAILABLE) or _C._torch_bridge_release(owner, target, key)
+    if not BRIDGE:
+        return True
+    if _NATIVE is not None:
+        return bool(_NATIVE.release(owner, target, key))
+    return bool(_C._torch_bridge_release(owner, target, key))
