@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "module_internal.h"
 #include "opreg/core/cuda_stream.h"
 #include "opreg/core/dlpack.h"
@@ -170,30 +171,25 @@ void ReleaseResult(void* /*data*/, void* context) {
   RecycledTensors::Give(&t, RecyclePool::kOwned);
 }
 
-// The torch handles of a call's first tensor arguments, by the opreg tensor made of each.
+// The torch handles of a call's tensor arguments, by the opreg tensor made of each (every one:
+// an out argument after many inputs still goes back as the caller's tensor), then of its
+// results.
 struct ArgumentHandles {
-  static constexpr size_t kMax = 8;
-  std::array<const TensorImpl*, kMax> impls;
-  std::array<AtenTensorHandle, kMax> handles;
-  size_t size = 0;
+  absl::InlinedVector<std::pair<const TensorImpl*, AtenTensorHandle>, 8> entries;
 
-  void Add(const TensorImpl* impl, AtenTensorHandle h) {
-    if (size < kMax) {
-      impls[size] = impl;
-      handles[size++] = h;
-    }
-  }
+  void Add(const TensorImpl* impl, AtenTensorHandle h) { entries.emplace_back(impl, h); }
   AtenTensorHandle Find(const TensorImpl* impl) const {
-    for (size_t i = 0; i < size; ++i) {
-      if (impls[i] == impl) return handles[i];
+    for (const auto& [ours, handle] : entries) {
+      if (ours == impl) return handle;
     }
     return nullptr;
   }
 };
 
-// An opreg result tensor (return `index`) as an owned torch handle.
+// An opreg result tensor (return `index`) as an owned torch handle. `arguments` also records
+// the results made, so that a result returned twice is one torch tensor.
 StableIValue TensorToStable(const Tensor& t, const BridgedOp& b, size_t index,
-                            const ArgumentHandles& arguments) {
+                            ArgumentHandles& arguments) {
   if (!t.defined()) {
     throw Error(ErrorKind::kRuntime, StrCat("[", b.op.operator_name().str(), "] return #", index,
                                             " is not a defined tensor"));
@@ -207,6 +203,11 @@ StableIValue TensorToStable(const Tensor& t, const BridgedOp& b, size_t index,
     return reinterpret_cast<StableIValue>(same);
   }
   const Device d = t.device();
+  if (!d.is_cpu() && !d.is_cuda()) {
+    throw Error(ErrorKind::kRuntime,
+                StrCat("[", b.op.operator_name().str(), "] return #", index, " is a tensor on ",
+                       DeviceTypeName(d.type), ", which torch gets no view of"));
+  }
   AtenTensorHandle out = nullptr;
   TensorImpl* impl = t.unsafe_get_impl();
   Check(s.from_blob(t.data_ptr(), t.dim(), t.sizes().data(), t.strides().data(), 0,
@@ -216,6 +217,7 @@ StableIValue TensorToStable(const Tensor& t, const BridgedOp& b, size_t index,
         "torch_from_blob");
   IntrusiveIncRef(impl);  // the torch tensor's reference, dropped by ReleaseResult
   g_live_results.fetch_add(1, std::memory_order_relaxed);
+  arguments.Add(impl, out);  // owned by the stack torch gets back, alive until then
   return reinterpret_cast<StableIValue>(out);
 }
 
@@ -225,7 +227,7 @@ bool IsWord(const ValueSlot& slot) {
 }
 
 StableIValue ToStable(IValue v, const ValueSlot& slot, const BridgedOp& b, size_t index,
-                      const ArgumentHandles& arguments) {
+                      ArgumentHandles& arguments) {
   if (OPREG_UNLIKELY(slot.optional)) {  // `T?`: null for None, else the value in a box
     if (v.isNone() || (v.isTensor() && !v.toTensor().defined())) return 0;
     ValueSlot inner = slot;
@@ -242,8 +244,8 @@ StableIValue ToStable(IValue v, const ValueSlot& slot, const BridgedOp& b, size_
     if (!v.isTensor()) return TensorToStable(Tensor(), b, index, arguments);  // throws
     return TensorToStable(v.toTensor(), b, index, arguments);
   }
-  if (IsWord(slot)) return WordToStable(v, slot.kind);
   try {
+    if (IsWord(slot)) return WordToStable(v, slot.kind);
     return CompoundToStable(
         *g_shim, v, slot, [&](const Tensor& t) { return TensorToStable(t, b, index, arguments); });
   } catch (const Error& e) {

@@ -293,7 +293,8 @@ StableIValue CompoundToStable(const TorchShim& shim, const IValue& v, const Valu
   }
   if (!v.isList()) throw Error(ErrorKind::kRuntime, "expected a list");
   StableListHandle list = nullptr;
-  const ValueSlot item{slot.kind};
+  ValueSlot item{slot.kind};
+  item.optional = slot.item_optional;  // `Tensor?[]`: each item null or boxed
   auto push = [&](StableIValue x) {
     if (shim.list_push_back(list, x) != 0) {
       Discard(shim, x, item);
@@ -303,9 +304,30 @@ StableIValue CompoundToStable(const TorchShim& shim, const IValue& v, const Valu
   CheckShim(shim.new_list(0, &list), "torch_new_list_reserve_size");
   try {
     switch (slot.kind) {
-      case Kind::kTensor:
-        for (const Tensor& t : v.toTensorList()) push(export_tensor(t));
+      case Kind::kTensor: {
+        // A `Tensor?[]` item: null for None, else the tensor's handle in a box.
+        auto push_item = [&](const Tensor* t) {
+          if (!slot.item_optional) return push(export_tensor(*t));
+          if (t == nullptr || !t->defined()) return push(0);
+          const StableIValue x = export_tensor(*t);
+          StableIValue* box;
+          try {
+            box = NewBox(shim, x);
+          } catch (...) {
+            Discard(shim, x, ValueSlot{Kind::kTensor});
+            throw;
+          }
+          push(reinterpret_cast<StableIValue>(box));
+        };
+        if (v.isOptionalTensorList()) {
+          for (const std::optional<Tensor>& t : v.toOptionalTensorList()) {
+            push_item(t ? &*t : nullptr);
+          }
+        } else {
+          for (const Tensor& t : v.toTensorList()) push_item(&t);
+        }
         break;
+      }
       case Kind::kInt:
         for (int64_t x : v.toIntList()) push(static_cast<StableIValue>(x));
         break;

@@ -84,8 +84,10 @@ Tensor ImportTensor(const at::Tensor& t, bool written, const ValueName& n, Recyc
                 ArgErrorMessage(*n.op, *n.argument, static_cast<int>(n.index),
                                 "a CPU or CUDA tensor", StrCat("a tensor on ", d.str())));
   }
-  // Read arguments leave copy-on-write storage shared; written ones get their own (torch's rule).
-  void* data = written ? t.data_ptr() : const_cast<void*>(t.const_data_ptr());
+  // The mutable pointer even for a read argument (as the stable ABI's aoti_torch_get_data_ptr):
+  // the same torch tensor may come again as a written argument, and is then this opreg tensor,
+  // so copy-on-write storage gets its own copy now.
+  void* data = t.data_ptr();
   const c10::IntArrayRef sizes = t.sizes();
   const c10::IntArrayRef strides = t.strides();
   c10::raw::intrusive_ptr::incref(impl);
@@ -140,16 +142,106 @@ at::Tensor MakeTorchTensor(const Tensor& t, const ValueName& n) {
       .make_tensor();
 }
 
-at::Tensor TensorToTorch(const Tensor& t, const ValueName& n, const CallTensors& tensors) {
+at::Tensor TensorToTorch(const Tensor& t, const ValueName& n, CallTensors& tensors) {
   if (!t.defined()) {
     throw Error(ErrorKind::kRuntime,
                 StrCat("[", *n.op, "] ", Named(n), " is not a defined tensor"));
   }
-  // An argument's own tensor goes back as the caller's torch tensor.
+  // An argument's own tensor goes back as the caller's torch tensor, a result seen before as the
+  // torch tensor made of it then.
   if (c10::TensorImpl* theirs = tensors.Find(t.unsafe_get_impl())) {
     return at::Tensor(c10::intrusive_ptr<c10::TensorImpl>::unsafe_reclaim_from_nonowning(theirs));
   }
-  return MakeTorchTensor(t, n);
+  at::Tensor made = MakeTorchTensor(t, n);
+  tensors.Add(t.unsafe_get_impl(), made.unsafeGetTensorImpl());  // lives on the caller's stack
+  return made;
+}
+
+// Whether opreg value `v` is of torch type `t`, as the dispatcher checks an argument (after
+// ToTorch's coercions). Kinds opreg never produces are left for torch to judge.
+bool IsOfType(const IValue& v, const c10::Type& t) {
+  using K = c10::TypeKind;
+  switch (t.kind()) {
+    case K::OptionalType:
+      return v.isNone() || IsOfType(v, *t.containedType(0));
+    case K::TensorType:
+      return v.isTensor();
+    case K::IntType:
+    case K::SymIntType:
+    case K::ScalarTypeType:
+    case K::LayoutType:
+    case K::MemoryFormatType:
+      return v.isInt();
+    case K::FloatType:
+    case K::SymFloatType:
+      return v.isDouble();
+    case K::ComplexType:
+      return v.isComplex();
+    case K::BoolType:
+    case K::SymBoolType:
+      return v.isBool();
+    case K::NumberType:  // Scalar
+      return v.isScalar();
+    case K::StringType:
+      return v.isString();
+    case K::DeviceObjType:
+      return v.isDevice();
+    case K::ListType: {
+      const c10::Type& e = *t.containedType(0);
+      switch (e.kind()) {
+        case K::IntType:
+        case K::SymIntType:
+          return v.isIntList();
+        case K::FloatType:
+          return v.isDoubleList();
+        case K::BoolType:
+          return v.isBoolList();
+        case K::TensorType:
+          return v.isTensorList();
+        case K::StringType:
+          return v.isStringList();
+        default:
+          if (e.kind() == K::OptionalType && e.containedType(0)->kind() == K::TensorType) {
+            return v.isOptionalTensorList();
+          }
+          if (!v.isGenericList()) return false;
+          for (const IValue& item : v.toGenericList()) {
+            if (!IsOfType(item, e)) return false;
+          }
+          return true;
+      }
+    }
+    case K::TupleType: {
+      if (!v.isTuple() || v.toTuple().size() != t.containedTypes().size()) return false;
+      for (size_t i = 0; i < v.toTuple().size(); ++i) {
+        if (!IsOfType(v.toTuple()[i], *t.containedTypes()[i])) return false;
+      }
+      return true;
+    }
+    default:
+      return true;
+  }
+}
+
+// The coercions a Python kernel's results need to be of the declared type (as the stable
+// bridge's typed slots give them): an int for a float, a device's name for a Device, a Tensor[]
+// for a Tensor?[].
+void Coerce(const c10::Type& declared, const ValueName& n, IValue* v) {
+  using K = c10::TypeKind;
+  if (declared.kind() == K::FloatType && v->isInt()) {
+    *v = IValue(static_cast<double>(v->toInt()));
+  } else if (declared.kind() == K::DeviceObjType && v->isString()) {
+    absl::StatusOr<Device> d = Device::Parse(v->toStringRef());
+    if (!d.ok()) {
+      throw Error(ErrorKind::kType, StrCat("[", *n.op, "] ", Named(n), ": expected a Device, "
+                                           "got '", v->toStringRef(), "'"));
+    }
+    *v = IValue(*d);
+  } else if (declared.kind() == K::ListType && v->isTensorList() &&
+             declared.containedType(0)->kind() == K::OptionalType) {
+    const std::vector<Tensor>& list = v->toTensorList();
+    *v = IValue(std::vector<std::optional<Tensor>>(list.begin(), list.end()));
+  }
 }
 
 }  // namespace
@@ -228,22 +320,16 @@ IValue FromTorch(const c10::IValue& v, bool written, const ValueName& n, Recycle
   ThrowUnsupported(n, StrCat("a value of kind ", v.tagKind()));
 }
 
-c10::IValue ToTorch(IValue v, const c10::Type& type, const ValueName& n,
-                    const CallTensors& tensors) {
-  // The few coercions a Python kernel's results need to be of the declared type (as the stable
-  // bridge's typed slots give them): an int for a float, a device's name for a Device.
-  const c10::Type& declared =
-      type.kind() == c10::TypeKind::OptionalType ? *type.containedType(0) : type;
-  if (declared.kind() == c10::TypeKind::FloatType && v.isInt()) {
-    return c10::IValue(static_cast<double>(v.toInt()));
+c10::IValue ToTorch(IValue v, const c10::Type& type, const ValueName& n, CallTensors& tensors) {
+  if (type.kind() == c10::TypeKind::OptionalType && v.isTensor() && !v.toTensor().defined()) {
+    return c10::IValue();  // `Tensor?`: an undefined tensor is None
   }
-  if (declared.kind() == c10::TypeKind::DeviceObjType && v.isString()) {
-    absl::StatusOr<Device> d = Device::Parse(v.toStringRef());
-    if (!d.ok()) {
-      throw Error(ErrorKind::kType, StrCat("[", *n.op, "] ", Named(n), ": expected a Device, "
-                                           "got '", v.toStringRef(), "'"));
-    }
-    v = IValue(*d);
+  const c10::Type& declared =
+      type.kind() == c10::TypeKind::OptionalType && !v.isNone() ? *type.containedType(0) : type;
+  Coerce(declared, n, &v);
+  if (!IsOfType(v, declared)) {
+    throw Error(ErrorKind::kType, StrCat("[", *n.op, "] ", Named(n), ": expected ",
+                                         declared.str(), ", got ", v.TagName()));
   }
   if (v.isTensor()) return TensorToTorch(v.toTensor(), n, tensors);
   if (v.isInt()) return c10::IValue(v.toInt());
@@ -288,8 +374,11 @@ c10::IValue ToTorch(IValue v, const c10::Type& type, const ValueName& n,
   }
   if (v.isTuple()) {
     std::vector<c10::IValue> items;
-    for (const IValue& item : v.toTuple()) {
-      items.push_back(ToTorch(item, *c10::AnyType::get(), n, tensors));
+    const bool typed = declared.kind() == c10::TypeKind::TupleType;
+    for (size_t i = 0; i < v.toTuple().size(); ++i) {
+      items.push_back(ToTorch(v.toTuple()[i],
+                              typed ? *declared.containedTypes()[i] : *c10::AnyType::get(), n,
+                              tensors));
     }
     return c10::IValue(c10::ivalue::Tuple::create(std::move(items)));
   }

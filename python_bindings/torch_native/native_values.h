@@ -12,38 +12,32 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
 
-#include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "opreg/core/ivalue.h"
 #include "opreg/core/recycled_tensors.h"
 
 namespace opreg::torch_native {
 
-// The torch tensors a call's opreg tensors were made of, by opreg tensor (the first kMax): a
-// result that is an argument's own tensor goes back as that torch tensor, as torch's in-place and
-// out ops return theirs.
+// The torch tensor of each opreg tensor a call has seen (its tensor arguments, then the torch
+// tensors made of its results): a result that is an argument's own tensor goes back as that torch
+// tensor, as torch's in-place and out ops return theirs, and a result returned twice is one
+// torch tensor.
 class CallTensors {
  public:
-  void Add(const TensorImpl* ours, c10::TensorImpl* theirs) {
-    if (size_ < kMax) {
-      ours_[size_] = ours;
-      theirs_[size_++] = theirs;
-    }
-  }
+  void Add(const TensorImpl* ours, c10::TensorImpl* theirs) { entries_.emplace_back(ours, theirs); }
   c10::TensorImpl* Find(const TensorImpl* ours) const {
-    for (size_t i = 0; i < size_; ++i) {
-      if (ours_[i] == ours) return theirs_[i];
+    for (const auto& [o, t] : entries_) {
+      if (o == ours) return t;
     }
     return nullptr;
   }
 
  private:
-  static constexpr size_t kMax = 8;
-  std::array<const TensorImpl*, kMax> ours_;
-  std::array<c10::TensorImpl*, kMax> theirs_;
-  size_t size_ = 0;
+  absl::InlinedVector<std::pair<const TensorImpl*, c10::TensorImpl*>, 8> entries_;
 };
 
 // What converting a call's arguments found out.
@@ -68,9 +62,10 @@ struct ValueName {
 IValue FromTorch(const c10::IValue& v, bool written, const ValueName& name, RecycleScope& scope,
                  CallTensors& tensors, ArgumentFacts& facts);
 
-// opreg result `v` as a torch value of the torch op's declared return type `type`.
-c10::IValue ToTorch(IValue v, const c10::Type& type, const ValueName& name,
-                    const CallTensors& tensors);
+// opreg result `v` as a torch value of the torch op's declared return type `type`: refused
+// (kType, naming the return) when it is not of that type, as the dispatcher checks arguments.
+// The torch tensors made are recorded in `tensors` (they live on the caller's stack).
+c10::IValue ToTorch(IValue v, const c10::Type& type, const ValueName& name, CallTensors& tensors);
 
 // Torch tensors made of opreg results that torch has not freed yet (for leak tests).
 int64_t LiveResults();

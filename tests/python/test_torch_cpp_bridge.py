@@ -481,3 +481,48 @@ def test_a_dtype_opreg_lacks_is_named_as_torch_names_it():
     with pytest.raises(TypeError, match=r"\[opreg::rms_norm\] argument 'input' \(#0\): expected a "
                                         r"tensor of a dtype opreg has, got torch\.complex64"):
         torch.ops.opreg.rms_norm(torch.ones(2, 4, dtype=torch.complex64), torch.ones(4), 1e-6)
+
+
+def test_results_are_typed_aliased_and_made_once_on_every_bridge():
+    # Found by attacking both C++ bridges (2026-11-28): a result not of its declared type is
+    # refused, naming the return; an out argument after 8 tensor inputs still comes back as the
+    # caller's tensor; a fresh result returned twice is one torch tensor (as torch.library's);
+    # a `Tensor?[]` return crosses; a meta result is refused rather than read as CPU memory.
+    ns = f"cpp_bridge_ns{next(_ns)}"
+    lib = opreg.Library(ns, "DEF")
+    lib.define("wrong(Tensor x) -> (int, str)")
+    lib.define("sum.out(Tensor[] xs, *, Tensor(a!) out) -> Tensor(a!)")
+    lib.define("twice(Tensor x) -> (Tensor, Tensor)")
+    lib.define("maybe(Tensor x) -> Tensor?[]")
+    lib.define("meta(Tensor x) -> Tensor")
+    lib.impl("wrong", lambda x: (2.5, 3), "CPU")
+
+    def sum_out(xs, out):
+        np.asarray(out)[...] = sum(np.asarray(t) for t in xs)
+        return out
+
+    lib.impl("sum.out", sum_out, "CPU")
+
+    def twice(x):
+        r = opreg.from_dlpack(np.asarray(x) * 2)
+        return r, r
+
+    lib.impl("twice", twice, "CPU")
+    lib.impl("maybe", lambda x: [None, x], "CPU")
+    lib.impl("meta", lambda x: opreg.empty([2], device="meta"), "CPU")
+    ops = getattr(torch.ops, ns)
+    x = torch.ones(3)
+    with pytest.raises(TypeError, match=rf"\[{ns}::wrong\] return #0"):
+        ops.wrong(x)
+    xs, out = [torch.ones(3) for _ in range(9)], torch.zeros(3)
+    r = ops.sum.out(xs, out=out)
+    assert r is out and out.tolist() == [9.0] * 3
+    a, b = ops.twice(x)
+    assert a is b
+    none, same = ops.maybe(x)
+    assert none is None and same is x
+    live = opreg_torch._kernels.live_results()
+    with pytest.raises(RuntimeError, match=rf"\[{ns}::meta\] return #0 is a tensor on meta"):
+        ops.meta(x)
+    assert opreg_torch._kernels.live_results() == live
+    lib._destroy()
