@@ -317,6 +317,14 @@ IValue FromTorch(const c10::IValue& v, bool written, const ValueName& n, Recycle
     }
     return IValue::GenericList(std::move(out));
   }
+  if (v.isTuple()) {  // a tuple-typed argument such as vLLM's `(int, int)? group_shape`
+    facts.exact = false;
+    std::vector<IValue> out;
+    for (const c10::IValue& item : v.toTupleRef().elements()) {
+      out.push_back(FromTorch(item, written, n, scope, tensors, facts));
+    }
+    return IValue::Tuple(std::move(out));
+  }
   ThrowUnsupported(n, StrCat("a value of kind ", v.tagKind()));
 }
 

@@ -142,3 +142,17 @@ def test_native_errors_keep_their_kind_and_name_the_argument():
     with pytest.raises(NotImplementedError, match="g is for later"):
         torch.ops.native_err_ns.g(torch.ones(2))
     lib._destroy()
+
+
+def test_tuple_arguments_cross():
+    # vLLM's `(int, int)? group_shape` style: a tuple-typed argument (the stable ABI has no
+    # tuples, so there the op takes the Python-kernel path; the native bridge carries it).
+    lib = opreg.Library("native_tuple_ns", "DEF")
+    lib.define("tup(Tensor x, (int, int)? shape=None) -> int")
+    lib.impl("tup", lambda x, shape: -1 if shape is None else shape[0] * 100 + shape[1], "CPU")
+    if _kernels.BRIDGE == "native":
+        assert "native_tuple_ns::tup" not in opreg_torch.python_kernels()
+    x = torch.ones(2)
+    assert torch.ops.native_tuple_ns.tup(x, (1, 32)) == 132
+    assert torch.ops.native_tuple_ns.tup(x) == -1
+    lib._destroy()
