@@ -156,6 +156,10 @@ bool CheckAndCoerce(const Argument& arg, const Type& type, IValue* v) {
 
 }  // namespace
 
+bool CheckAndCoerceValue(const Argument& arg, IValue* v) {
+  return CheckAndCoerce(arg, *arg.type(), v);
+}
+
 namespace detail {
 
 void RethrowNamingOp(const OperatorName& op, const Error& error) {

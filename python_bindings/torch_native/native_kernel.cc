@@ -51,13 +51,12 @@ void NativeKernel::Run(const c10::OperatorHandle& torch_op, torch::jit::Stack* s
   // tensors made of them are gone before that, so dropping their references is never the last
   // C++ reference to a torch tensor (which would take the GIL).
   absl::InlinedVector<c10::IValue, 4> returns =
-      Call(torch_op, stack->data() + (stack->size() - num_args), num_args, num_returns);
+      Call(stack->data() + (stack->size() - num_args), num_args, num_returns);
   torch::jit::drop(*stack, num_args);
   for (c10::IValue& r : returns) stack->push_back(std::move(r));
 }
 
-absl::InlinedVector<c10::IValue, 4> NativeKernel::Call(const c10::OperatorHandle& torch_op,
-                                                       const c10::IValue* args, size_t num_args,
+absl::InlinedVector<c10::IValue, 4> NativeKernel::Call(const c10::IValue* args, size_t num_args,
                                                        size_t num_returns) const {
   RecycleScope borrowed;  // the arguments' opreg tensors, given back when the call ends
   CallTensors tensors;
@@ -92,10 +91,17 @@ absl::InlinedVector<c10::IValue, 4> NativeKernel::Call(const c10::OperatorHandle
     throw Error(ErrorKind::kRuntime, StrCat("[", op_name_, "] torch expects ", num_returns,
                                             " returns; the opreg op gave ", s.size()));
   }
+  // The dispatcher checks arguments, not returns: a Python kernel's results are checked here
+  // against the schema they were made for, with the same rule.
+  const std::vector<Argument>& declared = op_.definition().schema.returns();
   absl::InlinedVector<c10::IValue, 4> returns;
   for (size_t i = 0; i < num_returns; ++i) {
-    returns.push_back(ToTorch(std::move(s[i]), *torch_op.schema().returns()[i].type(),
-                              ValueName{&op_name_, nullptr, i}, tensors));
+    const ValueName name{&op_name_, nullptr, i};
+    if (i < declared.size() && !CheckAndCoerceValue(declared[i], &s[i])) {
+      throw Error(ErrorKind::kType, StrCat("[", op_name_, "] return #", i, ": expected ",
+                                           declared[i].type()->str(), ", got ", s[i].TagName()));
+    }
+    returns.push_back(ToTorch(std::move(s[i]), name, tensors));
   }
   return returns;
 }

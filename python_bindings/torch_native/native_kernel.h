@@ -31,8 +31,7 @@ class NativeKernel final : public c10::OperatorKernel {
  private:
   void Run(const c10::OperatorHandle& torch_op, torch::jit::Stack* stack);
   // The opreg call on `num_args` torch arguments; the first `num_returns` results as torch values.
-  absl::InlinedVector<c10::IValue, 4> Call(const c10::OperatorHandle& torch_op,
-                                           const c10::IValue* args, size_t num_args,
+  absl::InlinedVector<c10::IValue, 4> Call(const c10::IValue* args, size_t num_args,
                                            size_t num_returns) const;
 
   OperatorHandle op_;

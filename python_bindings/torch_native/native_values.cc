@@ -157,93 +157,6 @@ at::Tensor TensorToTorch(const Tensor& t, const ValueName& n, CallTensors& tenso
   return made;
 }
 
-// Whether opreg value `v` is of torch type `t`, as the dispatcher checks an argument (after
-// ToTorch's coercions). Kinds opreg never produces are left for torch to judge.
-bool IsOfType(const IValue& v, const c10::Type& t) {
-  using K = c10::TypeKind;
-  switch (t.kind()) {
-    case K::OptionalType:
-      return v.isNone() || IsOfType(v, *t.containedType(0));
-    case K::TensorType:
-      return v.isTensor();
-    case K::IntType:
-    case K::SymIntType:
-    case K::ScalarTypeType:
-    case K::LayoutType:
-    case K::MemoryFormatType:
-      return v.isInt();
-    case K::FloatType:
-    case K::SymFloatType:
-      return v.isDouble();
-    case K::ComplexType:
-      return v.isComplex();
-    case K::BoolType:
-    case K::SymBoolType:
-      return v.isBool();
-    case K::NumberType:  // Scalar
-      return v.isScalar();
-    case K::StringType:
-      return v.isString();
-    case K::DeviceObjType:
-      return v.isDevice();
-    case K::ListType: {
-      const c10::Type& e = *t.containedType(0);
-      switch (e.kind()) {
-        case K::IntType:
-        case K::SymIntType:
-          return v.isIntList();
-        case K::FloatType:
-          return v.isDoubleList();
-        case K::BoolType:
-          return v.isBoolList();
-        case K::TensorType:
-          return v.isTensorList();
-        case K::StringType:
-          return v.isStringList();
-        default:
-          if (e.kind() == K::OptionalType && e.containedType(0)->kind() == K::TensorType) {
-            return v.isOptionalTensorList();
-          }
-          if (!v.isGenericList()) return false;
-          for (const IValue& item : v.toGenericList()) {
-            if (!IsOfType(item, e)) return false;
-          }
-          return true;
-      }
-    }
-    case K::TupleType: {
-      if (!v.isTuple() || v.toTuple().size() != t.containedTypes().size()) return false;
-      for (size_t i = 0; i < v.toTuple().size(); ++i) {
-        if (!IsOfType(v.toTuple()[i], *t.containedTypes()[i])) return false;
-      }
-      return true;
-    }
-    default:
-      return true;
-  }
-}
-
-// The coercions a Python kernel's results need to be of the declared type (as the stable
-// bridge's typed slots give them): an int for a float, a device's name for a Device, a Tensor[]
-// for a Tensor?[].
-void Coerce(const c10::Type& declared, const ValueName& n, IValue* v) {
-  using K = c10::TypeKind;
-  if (declared.kind() == K::FloatType && v->isInt()) {
-    *v = IValue(static_cast<double>(v->toInt()));
-  } else if (declared.kind() == K::DeviceObjType && v->isString()) {
-    absl::StatusOr<Device> d = Device::Parse(v->toStringRef());
-    if (!d.ok()) {
-      throw Error(ErrorKind::kType, StrCat("[", *n.op, "] ", Named(n), ": expected a Device, "
-                                           "got '", v->toStringRef(), "'"));
-    }
-    *v = IValue(*d);
-  } else if (declared.kind() == K::ListType && v->isTensorList() &&
-             declared.containedType(0)->kind() == K::OptionalType) {
-    const std::vector<Tensor>& list = v->toTensorList();
-    *v = IValue(std::vector<std::optional<Tensor>>(list.begin(), list.end()));
-  }
-}
-
 }  // namespace
 
 IValue FromTorch(const c10::IValue& v, bool written, const ValueName& n, RecycleScope& scope,
@@ -328,17 +241,7 @@ IValue FromTorch(const c10::IValue& v, bool written, const ValueName& n, Recycle
   ThrowUnsupported(n, StrCat("a value of kind ", v.tagKind()));
 }
 
-c10::IValue ToTorch(IValue v, const c10::Type& type, const ValueName& n, CallTensors& tensors) {
-  if (type.kind() == c10::TypeKind::OptionalType && v.isTensor() && !v.toTensor().defined()) {
-    return c10::IValue();  // `Tensor?`: an undefined tensor is None
-  }
-  const c10::Type& declared =
-      type.kind() == c10::TypeKind::OptionalType && !v.isNone() ? *type.containedType(0) : type;
-  Coerce(declared, n, &v);
-  if (!IsOfType(v, declared)) {
-    throw Error(ErrorKind::kType, StrCat("[", *n.op, "] ", Named(n), ": expected ",
-                                         declared.str(), ", got ", v.TagName()));
-  }
+c10::IValue ToTorch(IValue v, const ValueName& n, CallTensors& tensors) {
   if (v.isTensor()) return TensorToTorch(v.toTensor(), n, tensors);
   if (v.isInt()) return c10::IValue(v.toInt());
   if (v.isDouble()) return c10::IValue(v.toDouble());
@@ -382,12 +285,7 @@ c10::IValue ToTorch(IValue v, const c10::Type& type, const ValueName& n, CallTen
   }
   if (v.isTuple()) {
     std::vector<c10::IValue> items;
-    const bool typed = declared.kind() == c10::TypeKind::TupleType;
-    for (size_t i = 0; i < v.toTuple().size(); ++i) {
-      items.push_back(ToTorch(v.toTuple()[i],
-                              typed ? *declared.containedTypes()[i] : *c10::AnyType::get(), n,
-                              tensors));
-    }
+    for (const IValue& item : v.toTuple()) items.push_back(ToTorch(item, n, tensors));
     return c10::IValue(c10::ivalue::Tuple::create(std::move(items)));
   }
   throw Error(ErrorKind::kRuntime, StrCat("[", *n.op, "] ", Named(n), " is a ", v.TagName(),

@@ -62,10 +62,9 @@ struct ValueName {
 IValue FromTorch(const c10::IValue& v, bool written, const ValueName& name, RecycleScope& scope,
                  CallTensors& tensors, ArgumentFacts& facts);
 
-// opreg result `v` as a torch value of the torch op's declared return type `type`: refused
-// (kType, naming the return) when it is not of that type, as the dispatcher checks arguments.
-// The torch tensors made are recorded in `tensors` (they live on the caller's stack).
-c10::IValue ToTorch(IValue v, const c10::Type& type, const ValueName& name, CallTensors& tensors);
+// opreg result `v` (already checked against its declared type: CheckAndCoerceValue) as a torch
+// value. The torch tensors made are recorded in `tensors` (they live on the caller's stack).
+c10::IValue ToTorch(IValue v, const ValueName& name, CallTensors& tensors);
 
 // Torch tensors made of opreg results that torch has not freed yet (for leak tests).
 int64_t LiveResults();

@@ -82,6 +82,12 @@ const Tensor* TensorOrNull(const T&) {
 }
 }  // namespace detail
 
+// Whether `v` is a value of `arg`'s schema type, as a boxed call checks its arguments,
+// converting the few values that have one unambiguous schema form (an int for a float, a
+// device's name for a Device, a Tensor[] for a Tensor?[], an undefined tensor for None).
+// For bindings checking values that no call checks, such as a kernel's returns. Thread-safe.
+bool CheckAndCoerceValue(const Argument& arg, IValue* v);
+
 // A cheap, copyable reference to an operator. Valid for the life of the process.
 class OperatorHandle {
  public:
