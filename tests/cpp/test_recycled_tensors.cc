@@ -176,6 +176,70 @@ TEST_CASE("owners given back at the end of a scope take the scope's release", "[
   CHECK_THROWS_WITH(scope.ReleaseAtEndWith(nullptr, &CountAtEnd), Catch::Contains("required"));
 }
 
+void CountAcquire(void* context) { *static_cast<int*>(context) += 1000; }
+
+TEST_CASE("a scope that borrows owners takes a reference only for the tensors that outlive it",
+          "[recycled]") {
+  Drain();
+  std::vector<float> a(4);
+  int recycled = 0, kept_owner = 0, viewed = 0, read = 0;
+  Tensor kept, view;
+  {
+    RecycleScope scope(RecycledTensors::ThisThreadCache(opreg::RecyclePool::kArguments));
+    scope.BorrowOwners(&CountRelease, &CountAcquire);
+    const Tensor t = scope.FromBlob(a.data(), {4}, {1}, DType::kFloat32, Device::cpu(),
+                                    &recycled, &CountRelease, &recycled);
+    kept = scope.FromBlob(a.data(), {2, 2}, {2, 1}, DType::kFloat32, Device::cpu(),
+                          &kept_owner, &CountRelease, &kept_owner);
+    // A view shares the storage, so its base's owner must outlive the scope too.
+    view = scope.FromBlob(a.data(), {4}, {1}, DType::kFloat32, Device::cpu(), &viewed,
+                          &CountRelease, &viewed).narrow(0, 1, 2);
+    // An owner with another release function is not borrowed: released as usual.
+    scope.FromBlob(a.data(), {4}, {1}, DType::kFloat32, Device::cpu(), &read,
+                   [](void* c) { *static_cast<int*>(c) += 10; });
+    CHECK(scope.SourceOf(t.unsafe_get_impl()) == &recycled);
+    CHECK(scope.SourceOf(kept.unsafe_get_impl()) == &kept_owner);
+    CHECK(scope.SourceOf(view.unsafe_get_impl()) == nullptr);  // not one of the scope's
+    CHECK(recycled + kept_owner + viewed + read == 0);  // nothing taken while the scope lasts
+  }
+  CHECK(recycled == 0);  // given back: neither acquired nor released
+  CHECK(read == 10);
+  CHECK(kept_owner == 1000);  // acquired as the scope ended...
+  CHECK(viewed == 1000);
+  kept = Tensor();
+  view = Tensor();
+  CHECK(kept_owner == 1001);  // ...and released when the tensor died
+  CHECK(viewed == 1001);
+  RecycleScope scope;
+  scope.BorrowOwners(&CountRelease, &CountAcquire);
+  scope.ReleaseAtEndWith(&CountAtEnd, &CountRelease);
+  CHECK_THROWS_WITH(scope.BorrowOwners(&CountRelease, &CountAcquire),
+                    Catch::Contains("at most two"));
+  CHECK_THROWS_WITH(scope.BorrowOwners(&CountRelease, nullptr), Catch::Contains("required"));
+}
+
+TEST_CASE("a borrowed owner is acquired then released when the cache has no room",
+          "[recycled]") {
+  Drain();
+  std::vector<float> a(4);
+  std::vector<int> owners(40, 0);
+  {
+    RecycleScope scope;
+    scope.BorrowOwners(&CountRelease, &CountAcquire);
+    for (int& owner : owners) {
+      scope.FromBlob(a.data(), {4}, {1}, DType::kFloat32, Device::cpu(), &owner, &CountRelease);
+    }
+  }
+  int recycled = 0, dropped = 0;
+  for (const int owner : owners) {
+    if (owner == 0) ++recycled;
+    if (owner == 1001) ++dropped;  // the reference taken for a tensor that then died at once
+  }
+  CHECK(recycled > 0);
+  CHECK(dropped > 0);
+  CHECK(recycled + dropped == 40);
+}
+
 TEST_CASE("the cache is per thread and bounded", "[recycled]") {
   Drain();
   std::vector<float> a(4);

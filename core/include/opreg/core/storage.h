@@ -43,7 +43,8 @@ class StorageImpl : public intrusive_ptr_target {
   void set_read_only(bool read_only) { read_only_ = read_only; }
 
  private:
-  friend class RecycledTensors;  // refills a storage it holds the only handle of
+  friend class RecycledTensors;  // they refill a storage they hold the only handle of
+  friend class RecycleScope;
 
   DataPtr data_ptr_;
   size_t nbytes_;

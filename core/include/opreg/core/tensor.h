@@ -58,12 +58,13 @@ class TensorImpl : public intrusive_ptr_target {
 
  private:
   friend class RecycledTensors;
+  friend class RecycleScope;
   // A new layout over a blob from its first element (storage offset 0), checked and taken in one
   // pass, for RecycledTensors, which owns the only handle. Sets `*nbytes` to the bytes the layout
   // reaches. False when sizes and strides differ in length, a size or stride is negative or a
   // figure overflows: the layout is then partly written and the tensor must be refilled before
   // any use (the caller reports the error with from_blob's checks).
-  // Inline, defined in recycled_tensors.cc (its only caller's file).
+  // Inline, defined in recycled_tensors_inl.h (its callers' header).
   inline bool AdoptBlobLayout(IntArrayRef sizes, IntArrayRef strides, DType dtype,
                               size_t* nbytes);
 

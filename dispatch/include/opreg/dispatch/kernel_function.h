@@ -157,12 +157,16 @@ R TieReferences(const std::vector<Tensor*>& mutables) {
   return TieImpl<R>::Get(mutables);
 }
 
-// Checks that a boxed call left enough arguments on the stack for the wrapper.
+// Checks that a boxed call left enough arguments on the stack for the wrapper (throws naming the
+// op when not).
 void CheckBoxedArgumentCount(const OperatorHandle& op, const Stack& stack, size_t expected);
 
 template <class F, bool kIsFnPtr, class R, class... Args>
 void BoxedWrapper(void* functor, const OperatorHandle& op, Stack* stack) {
-  CheckBoxedArgumentCount(op, *stack, sizeof...(Args));
+  // The check inline, its error out of line: every boxed call of a typed kernel comes here.
+  if (OPREG_UNLIKELY(stack->size() < sizeof...(Args))) {
+    CheckBoxedArgumentCount(op, *stack, sizeof...(Args));
+  }
   CallUnboxedFromStack<F, kIsFnPtr, R, Args...>(functor, op, stack,
                                                 std::index_sequence_for<Args...>{});
 }
