@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,17 +99,54 @@ CallOrigin& ThisCallOrigin();
 // objects and NumPy buffers its imported tensors own are released there without checking for
 // the GIL (RecycleScope::ReleaseAtEndWith).
 void ReleaseAtEndHoldingGil(RecycleScope* scope);
+// This thread's call state: the boxed stack StackLease lends and the cache RecycleScope takes
+// framework arguments' tensors from, both reached with one thread-local lookup (in a shared
+// library each is a call). Plain thread-local data, made on the thread's first call
+// (stack_lease.cc); only for the thread it belongs to.
+struct ThreadCallState {
+  alignas(Stack) unsigned char raw[sizeof(Stack)];
+  internal::RecycledTensorCache* argument_cache;  // RecycledTensors::ThisThreadCache()
+  bool made;
+  bool busy;  // its stack is lent
+
+  Stack* stack() { return std::launder(reinterpret_cast<Stack*>(raw)); }
+};
+// Constant-initialised (zeros) and defined here, so a use needs no initialisation check.
+inline thread_local ThreadCallState t_call_state{};
+ThreadCallState* MakeThreadCallState();  // the first call on a thread
+inline ThreadCallState* ThisThreadCallState() {
+  ThreadCallState* state = &t_call_state;
+  // An opaque copy: the compiler would otherwise look the address up again (a call in a shared
+  // library) wherever that is cheaper than keeping it in a register.
+  asm("" : "+r"(state));
+  return OPREG_LIKELY(state->made) ? state : MakeThreadCallState();
+}
+
 // The boxed stack of one call: this thread's stack, kept between calls so a call allocates
 // none, or a fresh one while that is in use (a kernel that calls another op). Declare it after
 // the call's RecycleScope: its values are cleared first. Not thread-safe: one per call, on the
 // caller's thread.
 class StackLease {
  public:
-  StackLease();
+  StackLease() : StackLease(ThisThreadCallState()) {}
+  // With the state of this thread, found earlier.
+  explicit StackLease(ThreadCallState* state) {
+    if (state->busy) {
+      stack_ = &own_.emplace();
+      busy_ = nullptr;
+    } else {
+      state->busy = true;
+      stack_ = state->stack();
+      busy_ = &state->busy;
+    }
+  }
   ~StackLease() {
-    if (busy_ == nullptr) return;
-    stack_->clear();  // the values go now; the capacity stays for the next call
-    *busy_ = false;
+    if (busy_ != nullptr) {
+      stack_->clear();  // the values go now; the capacity stays for the next call
+      *busy_ = false;
+    } else {
+      own_.reset();
+    }
   }
   StackLease(const StackLease&) = delete;
   StackLease& operator=(const StackLease&) = delete;
@@ -116,7 +155,7 @@ class StackLease {
  private:
   Stack* stack_;
   bool* busy_;  // the thread stack's in-use flag, null for an own stack
-  Stack own_;
+  std::optional<Stack> own_;  // only for a nested call (made then, so a call pays nothing)
 };
 class CallOriginScope {
  public:

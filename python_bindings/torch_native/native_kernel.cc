@@ -58,17 +58,19 @@ void NativeKernel::Run(const c10::OperatorHandle& torch_op, torch::jit::Stack* s
 
 absl::InlinedVector<c10::IValue, 4> NativeKernel::Call(const c10::IValue* args, size_t num_args,
                                                        size_t num_returns) const {
-  RecycleScope borrowed;  // the arguments' opreg tensors, given back when the call ends
-  CallTensors tensors;
+  python::ThreadCallState* thread = python::ThisThreadCallState();
+  RecycleScope borrowed(thread->argument_cache);  // the arguments' tensors, given back at the end
+  BorrowTorchTensors(borrowed);  // torch's stack holds the arguments until then
+  CallTensors tensors(borrowed);
   ArgumentFacts facts;
-  python::StackLease lease;  // cleared before `borrowed` gives the tensors back
+  python::StackLease lease(thread);  // cleared before `borrowed` gives the tensors back
   Stack& s = lease.get();
   if (s.capacity() < num_args) s.reserve(num_args);
   const size_t known = arg_names_.size();
-  static const std::string kUnknown = "?";
   for (size_t i = 0; i < num_args; ++i) {
-    const ValueName name{&op_name_, i < known ? &arg_names_[i] : &kUnknown, i};
-    s.push_back(FromTorch(args[i], i < known && written_[i], name, borrowed, tensors, facts));
+    const bool is_known = i < known;
+    const ValueName name{&op_name_, is_known ? &arg_names_[i] : &unknown_name_, i};
+    s.push_back(FromTorch(args[i], is_known && written_[i] != 0, name, borrowed, facts));
   }
   {
     std::optional<CudaStreamGuard> stream;
@@ -91,10 +93,11 @@ absl::InlinedVector<c10::IValue, 4> NativeKernel::Call(const c10::IValue* args, 
     throw Error(ErrorKind::kRuntime, StrCat("[", op_name_, "] torch expects ", num_returns,
                                             " returns; the opreg op gave ", s.size()));
   }
+  absl::InlinedVector<c10::IValue, 4> returns;
+  if (num_returns == 0) return returns;
   // The dispatcher checks arguments, not returns: a Python kernel's results are checked here
   // against the schema they were made for, with the same rule.
   const std::vector<Argument>& declared = op_.definition().schema.returns();
-  absl::InlinedVector<c10::IValue, 4> returns;
   for (size_t i = 0; i < num_returns; ++i) {
     const ValueName name{&op_name_, nullptr, i};
     if (i < declared.size() && !CheckAndCoerceValue(declared[i], &s[i])) {

@@ -12,6 +12,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,8 @@ class NativeKernel final : public c10::OperatorKernel {
   const OpDefinition* def_;
   std::string op_name_;
   std::vector<std::string> arg_names_;
-  std::vector<bool> written_;  // per argument: `Tensor(a!)`
+  std::vector<uint8_t> written_;  // per argument: `Tensor(a!)`
+  const std::string unknown_name_ = "?";  // an argument the opreg schema lacks
 };
 
 }  // namespace opreg::torch_native

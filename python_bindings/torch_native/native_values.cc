@@ -4,6 +4,7 @@
 #include <ATen/ops/from_blob.h>
 #include <c10/util/intrusive_ptr.h>
 
+#include <array>
 #include <atomic>
 #include <complex>
 #include <optional>
@@ -19,6 +20,29 @@ namespace {
 
 std::atomic<int64_t> g_live_results{0};
 
+// opreg's DType of each torch ScalarType code, -1 where it has none: core's table
+// (DTypeFromTorchScalarTypeCode) read once when the module loads, so that each tensor argument
+// costs an index instead of a search through another library.
+class TorchDTypes {
+ public:
+  TorchDTypes() {
+    for (size_t code = 0; code < dtypes_.size(); ++code) {
+      const std::optional<DType> d = DTypeFromTorchScalarTypeCode(static_cast<int64_t>(code));
+      dtypes_[code] = d ? static_cast<int16_t>(*d) : -1;
+    }
+  }
+  std::optional<DType> Of(int64_t code) const {
+    if (code < 0 || code >= static_cast<int64_t>(dtypes_.size()) || dtypes_[code] < 0) {
+      return std::nullopt;
+    }
+    return static_cast<DType>(dtypes_[code]);
+  }
+
+ private:
+  std::array<int16_t, 64> dtypes_;
+};
+const TorchDTypes kTorchDTypes;
+
 std::string Named(const ValueName& n) {
   return n.argument != nullptr ? StrCat("argument '", *n.argument, "' (#", n.index, ")")
                                : StrCat("return #", n.index);
@@ -30,9 +54,12 @@ std::string Named(const ValueName& n) {
                                        ", which opreg has no value for"));
 }
 
-// The reference an opreg tensor made of a torch tensor holds, dropped when the opreg tensor goes.
-// Normally torch's own references (the caller's, the dispatcher stack's) outlive it, so this is
-// never the last one and touches no Python object.
+// The reference an opreg tensor made of a torch tensor takes when it outlives its call (the
+// call's scope borrowed torch's), dropped when the opreg tensor goes. A tensor that does not
+// outlive the call costs neither.
+void TakeTorchReference(void* impl) {
+  c10::raw::intrusive_ptr::incref(static_cast<c10::TensorImpl*>(impl));
+}
 void DropTorchReference(void* impl) {
   c10::raw::intrusive_ptr::decref(static_cast<c10::TensorImpl*>(impl));
 }
@@ -57,13 +84,13 @@ void BumpVersion(c10::TensorImpl* impl, const ValueName& n) {
 }
 
 Tensor ImportTensor(const at::Tensor& t, bool written, const ValueName& n, RecycleScope& scope,
-                    CallTensors& tensors, ArgumentFacts& facts) {
+                    ArgumentFacts& facts) {
   c10::TensorImpl* impl = t.unsafeGetTensorImpl();
   if (written) BumpVersion(impl, n);
   // A torch tensor passed twice is one opreg tensor, so the kernel sees the aliasing.
   if (const Tensor* known = scope.Find(impl)) return *known;
   const int64_t code = static_cast<int64_t>(t.scalar_type());
-  const std::optional<DType> dtype = DTypeFromTorchScalarTypeCode(code);
+  const std::optional<DType> dtype = kTorchDTypes.Of(code);
   if (OPREG_UNLIKELY(!dtype)) {
     const TorchScalarTypeEntry* entry = TorchScalarTypeFromCode(code);
     throw Error(ErrorKind::kType,
@@ -90,29 +117,21 @@ Tensor ImportTensor(const at::Tensor& t, bool written, const ValueName& n, Recyc
   void* data = t.data_ptr();
   const c10::IntArrayRef sizes = t.sizes();
   const c10::IntArrayRef strides = t.strides();
-  c10::raw::intrusive_ptr::incref(impl);
-  Tensor out;
-  try {
-    out = scope.FromBlob(data, IntArrayRef(sizes.data(), sizes.size()),
-                         IntArrayRef(strides.data(), strides.size()), *dtype, device, impl,
-                         &DropTorchReference, impl);
-  } catch (...) {
-    c10::raw::intrusive_ptr::decref(impl);  // not taken by a tensor
-    throw;
-  }
-  tensors.Add(out.unsafe_get_impl(), impl);
+  // Borrows torch's reference (BorrowTorchTensors); a throw leaves nothing to undo.
+  Tensor out = scope.FromBlob(data, IntArrayRef(sizes.data(), sizes.size()),
+                              IntArrayRef(strides.data(), strides.size()), *dtype, device, impl,
+                              &DropTorchReference, impl);
   facts.device_types |= 1u << static_cast<int>(device.type);
   return out;
 }
 
 std::optional<Tensor> ImportOptionalTensor(const c10::IValue& v, bool written, const ValueName& n,
-                                           RecycleScope& scope, CallTensors& tensors,
-                                           ArgumentFacts& facts) {
+                                           RecycleScope& scope, ArgumentFacts& facts) {
   if (v.isNone()) return std::nullopt;
   if (!v.isTensor()) ThrowUnsupported(n, StrCat("a list item of kind ", v.tagKind()));
   const at::Tensor& t = v.toTensor();
   if (!t.defined()) return std::nullopt;
-  return ImportTensor(t, written, n, scope, tensors, facts);
+  return ImportTensor(t, written, n, scope, facts);
 }
 
 int64_t ConcreteInt(const c10::SymInt& s, const ValueName& n) {
@@ -153,22 +172,28 @@ at::Tensor TensorToTorch(const Tensor& t, const ValueName& n, CallTensors& tenso
     return at::Tensor(c10::intrusive_ptr<c10::TensorImpl>::unsafe_reclaim_from_nonowning(theirs));
   }
   at::Tensor made = MakeTorchTensor(t, n);
-  tensors.Add(t.unsafe_get_impl(), made.unsafeGetTensorImpl());  // lives on the caller's stack
+  tensors.AddResult(t.unsafe_get_impl(), made.unsafeGetTensorImpl());  // on the caller's stack
   return made;
 }
 
 }  // namespace
 
-IValue FromTorch(const c10::IValue& v, bool written, const ValueName& n, RecycleScope& scope,
-                 CallTensors& tensors, ArgumentFacts& facts) {
-  if (v.isTensor()) {
-    const at::Tensor& t = v.toTensor();
-    if (OPREG_UNLIKELY(!t.defined())) {  // `Tensor?` as torch sometimes passes it: None
-      facts.exact = false;
-      return IValue();
-    }
-    return ImportTensor(t, written, n, scope, tensors, facts);
+void BorrowTorchTensors(RecycleScope& scope) {
+  scope.BorrowOwners(&DropTorchReference, &TakeTorchReference);
+}
+
+IValue FromTorchTensor(const at::Tensor& t, bool written, const ValueName& n, RecycleScope& scope,
+                       ArgumentFacts& facts) {
+  if (OPREG_UNLIKELY(!t.defined())) {  // `Tensor?` as torch sometimes passes it: None
+    facts.exact = false;
+    return IValue();
   }
+  return ImportTensor(t, written, n, scope, facts);
+}
+
+IValue FromTorchValue(const c10::IValue& v, bool written, const ValueName& n, RecycleScope& scope,
+                      ArgumentFacts& facts) {
+  if (v.isTensor()) return FromTorchTensor(v.toTensor(), written, n, scope, facts);
   if (v.isInt()) return IValue(v.toInt());
   if (v.isDouble()) return IValue(v.toDouble());
   if (v.isBool()) return IValue(v.toBool());
@@ -193,7 +218,7 @@ IValue FromTorch(const c10::IValue& v, bool written, const ValueName& n, Recycle
     std::vector<Tensor> out;
     for (const at::Tensor& t : v.toTensorVector()) {
       if (!t.defined()) ThrowUnsupported(n, "an undefined tensor in a Tensor[]");
-      out.push_back(ImportTensor(t, written, n, scope, tensors, facts));
+      out.push_back(ImportTensor(t, written, n, scope, facts));
     }
     return IValue(std::move(out));
   }
@@ -214,7 +239,7 @@ IValue FromTorch(const c10::IValue& v, bool written, const ValueName& n, Recycle
         element->containedType(0)->kind() == c10::TypeKind::TensorType) {  // `Tensor?[]`
       std::vector<std::optional<Tensor>> out;
       for (const c10::IValue& item : list) {
-        out.push_back(ImportOptionalTensor(item, written, n, scope, tensors, facts));
+        out.push_back(ImportOptionalTensor(item, written, n, scope, facts));
       }
       return IValue(std::move(out));
     }
@@ -226,7 +251,7 @@ IValue FromTorch(const c10::IValue& v, bool written, const ValueName& n, Recycle
     facts.exact = false;  // the dispatcher's checks type the items
     std::vector<IValue> out;
     for (const c10::IValue& item : list) {
-      out.push_back(FromTorch(item, written, n, scope, tensors, facts));
+      out.push_back(FromTorch(item, written, n, scope, facts));
     }
     return IValue::GenericList(std::move(out));
   }
@@ -234,7 +259,7 @@ IValue FromTorch(const c10::IValue& v, bool written, const ValueName& n, Recycle
     facts.exact = false;
     std::vector<IValue> out;
     for (const c10::IValue& item : v.toTupleRef().elements()) {
-      out.push_back(FromTorch(item, written, n, scope, tensors, facts));
+      out.push_back(FromTorch(item, written, n, scope, facts));
     }
     return IValue::Tuple(std::move(out));
   }

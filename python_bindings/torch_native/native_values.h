@@ -1,10 +1,11 @@
 // How opreg._torch_native's kernels (native_kernel.h) turn the torch values torch's dispatcher
 // hands a boxed kernel into opreg's values, and opreg's results back into torch values.
 //
-// Tensors cross without copies: an opreg tensor made of a torch tensor views its memory and holds
-// a reference to its c10::TensorImpl until the opreg tensor goes (normally when the call's
-// RecycleScope ends); a torch tensor made of an opreg result views the result's memory and keeps
-// the opreg tensor alive until torch frees it. Errors: opreg::Error naming the op and the
+// Tensors cross without copies. An opreg tensor made of a torch tensor views its memory,
+// borrowing the reference torch's stack holds to its c10::TensorImpl for the call; one that
+// outlives the call (a kernel kept it) takes a reference of its own when the call's RecycleScope
+// ends (BorrowTorchTensors), held until it goes. A torch tensor made of an opreg result views the
+// result's memory and keeps the opreg tensor alive until torch frees it. Errors: opreg::Error naming the op and the
 // argument or return (kType for a dtype or value kind opreg has no counterpart for, kValue for a
 // device it has no kernels on). Not thread-safe by itself; each call converts its own values.
 #pragma once
@@ -22,22 +23,29 @@
 
 namespace opreg::torch_native {
 
-// The torch tensor of each opreg tensor a call has seen (its tensor arguments, then the torch
-// tensors made of its results): a result that is an argument's own tensor goes back as that torch
-// tensor, as torch's in-place and out ops return theirs, and a result returned twice is one
-// torch tensor.
+// The torch tensor of each opreg tensor a call has seen (its tensor arguments, whose torch tensors
+// the call's RecycleScope knows as their sources, then the torch tensors made of its results): a
+// result that is an argument's own tensor goes back as that torch tensor, as torch's in-place and
+// out ops return theirs, and a result returned twice is one torch tensor.
 class CallTensors {
  public:
-  void Add(const TensorImpl* ours, c10::TensorImpl* theirs) { entries_.emplace_back(ours, theirs); }
+  explicit CallTensors(const RecycleScope& arguments) : arguments_(&arguments) {}
+  void AddResult(const TensorImpl* ours, c10::TensorImpl* theirs) {
+    results_.emplace_back(ours, theirs);
+  }
   c10::TensorImpl* Find(const TensorImpl* ours) const {
-    for (const auto& [o, t] : entries_) {
+    if (const void* source = arguments_->SourceOf(ours)) {
+      return static_cast<c10::TensorImpl*>(const_cast<void*>(source));
+    }
+    for (const auto& [o, t] : results_) {
       if (o == ours) return t;
     }
     return nullptr;
   }
 
  private:
-  absl::InlinedVector<std::pair<const TensorImpl*, c10::TensorImpl*>, 8> entries_;
+  const RecycleScope* arguments_;
+  absl::InlinedVector<std::pair<const TensorImpl*, c10::TensorImpl*>, 4> results_;
 };
 
 // What converting a call's arguments found out.
@@ -57,10 +65,24 @@ struct ValueName {
   size_t index;
 };
 
-// torch argument `v` as an opreg value; tensors are made in `scope` and recorded in `tensors`;
-// each written tensor's version counter is bumped when `written`.
-IValue FromTorch(const c10::IValue& v, bool written, const ValueName& name, RecycleScope& scope,
-                 CallTensors& tensors, ArgumentFacts& facts);
+// Makes `scope` borrow the torch tensors FromTorch makes opreg tensors of (RecycleScope::
+// BorrowOwners): the caller keeps torch's arguments alive until the scope ends.
+void BorrowTorchTensors(RecycleScope& scope);
+
+// FromTorch() for a tensor (an undefined one is None) and for any value.
+IValue FromTorchTensor(const at::Tensor& t, bool written, const ValueName& name,
+                       RecycleScope& scope, ArgumentFacts& facts);
+IValue FromTorchValue(const c10::IValue& v, bool written, const ValueName& name,
+                      RecycleScope& scope, ArgumentFacts& facts);
+
+// torch argument `v` as an opreg value; tensors are made in `scope` (CallTensors finds them there);
+// each written tensor's version counter is bumped when `written`. Inline: most arguments are
+// tensors, which then skip a call.
+inline IValue FromTorch(const c10::IValue& v, bool written, const ValueName& name,
+                        RecycleScope& scope, ArgumentFacts& facts) {
+  return v.isTensor() ? FromTorchTensor(v.toTensor(), written, name, scope, facts)
+                      : FromTorchValue(v, written, name, scope, facts);
+}
 
 // opreg result `v` (already checked against its declared type: CheckAndCoerceValue) as a torch
 // value. The torch tensors made are recorded in `tensors` (they live on the caller's stack).

@@ -127,6 +127,31 @@ def test_a_kernel_that_keeps_its_argument_keeps_the_torch_tensor_alive():
 
 
 @needs_native
+def test_a_call_borrows_its_arguments_and_a_kept_one_takes_its_own_reference():
+    # The call's opreg tensors borrow the reference torch's stack holds: a kernel that keeps
+    # nothing leaves the torch tensor's count as it was, one that keeps its argument adds one
+    # reference (taken as the call ends), dropped when the kept tensor goes.
+    lib = opreg.Library("native_borrow_ns", "DEF")
+    lib.define("keep(Tensor x, Tensor y) -> ()")
+    lib.define("peek(Tensor x, Tensor y) -> ()")
+    kept = []
+    lib.impl("keep", lambda x, y: kept.append(x), "CPU")
+    lib.impl("peek", lambda x, y: None, "CPU")
+    x, y = torch.arange(4.0), torch.ones(2)
+    assert (x._use_count(), y._use_count()) == (1, 1)
+    torch.ops.native_borrow_ns.peek(x, y)
+    assert (x._use_count(), y._use_count()) == (1, 1)
+    torch.ops.native_borrow_ns.keep(x, y)
+    assert (x._use_count(), y._use_count()) == (2, 1)
+    torch.ops.native_borrow_ns.keep(x, x)  # one torch tensor passed twice is one opreg tensor
+    assert x._use_count() == 3
+    kept.clear()
+    gc.collect()
+    assert (x._use_count(), y._use_count()) == (1, 1)
+    lib._destroy()
+
+
+@needs_native
 def test_native_errors_keep_their_kind_and_name_the_argument():
     lib = opreg.Library("native_err_ns", "DEF")
     lib.define("f(Tensor x, int n) -> Tensor")
