@@ -40,7 +40,6 @@ struct ThreadCacheCleanup {
   }
 };
 
-
 // A second handle to `t`, which is its TensorImpl's only handle and was made on this thread.
 Tensor SecondHandleOfSole(const Tensor& t) {
   auto borrowed = intrusive_ptr<TensorImpl>::reclaim(t.unsafe_get_impl());  // t's reference

@@ -5,9 +5,9 @@
 // borrowing the reference torch's stack holds to its c10::TensorImpl for the call; one that
 // outlives the call (a kernel kept it) takes a reference of its own when the call's RecycleScope
 // ends (BorrowTorchTensors), held until it goes. A torch tensor made of an opreg result views the
-// result's memory and keeps the opreg tensor alive until torch frees it. Errors: opreg::Error naming the op and the
-// argument or return (kType for a dtype or value kind opreg has no counterpart for, kValue for a
-// device it has no kernels on). Not thread-safe by itself; each call converts its own values.
+// result's memory and keeps the opreg tensor alive until torch frees it. Errors: opreg::Error
+// naming the op and the argument or return (kType for a dtype or value kind opreg has no
+// counterpart for, kValue for a device it has no kernels on). Not thread-safe by itself; each call converts its own values.
 #pragma once
 
 #include <ATen/core/Tensor.h>

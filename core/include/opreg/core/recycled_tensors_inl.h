@@ -1,7 +1,8 @@
 // The inline parts of recycled_tensors.h: RecycleScope::FromBlob()'s common path, the TensorImpl
-// member it uses, and the scope's end (RecycledTensors::GiveTo). Inline because a call from Python or through torch's dispatcher runs
-// them for every tensor argument, where three calls across a shared library's boundary cost as
-// much as the work. Include recycled_tensors.h, not this file.
+// member it uses, and the scope's end (RecycledTensors::GiveTo). Inline because a call from
+// Python or through torch's dispatcher runs them for every tensor argument, where three calls
+// across a shared library's boundary cost as much as the work. Include recycled_tensors.h, not
+// this file.
 #pragma once
 
 #include <cstddef>
@@ -66,7 +67,6 @@ __attribute__((always_inline)) inline bool TensorImpl::AdoptBlobLayout(IntArrayR
   is_contiguous_ = numel == 0 || (contiguous && (outer == -1 || outer == 1));
   return true;
 }
-
 
 // Inlined into its callers: the scope's destructor runs it for every tensor of every call.
 __attribute__((always_inline)) inline void RecycledTensors::GiveTo(
