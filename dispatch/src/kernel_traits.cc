@@ -114,8 +114,17 @@ Device ArgTraits<Device>::FromIValue(const IValue& v, const detail::ArgSite& at)
 
 DType ArgTraits<DType>::FromIValue(const IValue& v, const detail::ArgSite& at) {
   if (v.isInt()) {
-    if (std::optional<DType> d = DTypeFromTorchScalarTypeCode(v.toInt())) return *d;
-    detail::ThrowArgTypeError(at, "a ScalarType that opreg supports", v);
+    const int64_t code = v.toInt();
+    if (std::optional<DType> d = DTypeFromTorchScalarTypeCode(code)) return *d;
+    // A ScalarType opreg has no dtype for (complex, quantized, ...): named, as torch would.
+    const TorchScalarTypeEntry* entry = TorchScalarTypeFromCode(code);
+    const std::string op = at.op != nullptr ? at.op->operator_name().str() : "<kernel>";
+    const std::string got = entry != nullptr
+                                ? StrCat("torch.", entry->name, " (ScalarType ", code, ")")
+                                : StrCat("ScalarType code ", code);
+    OPREG_THROW(kType, ArgErrorMessage(op, detail::ArgumentName(at.op, at.index),
+                                       static_cast<int>(at.index),
+                                       "a ScalarType that opreg supports", got));
   }
   detail::ThrowArgTypeError(at, "ScalarType", v);
 }

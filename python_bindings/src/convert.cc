@@ -27,6 +27,18 @@ std::string_view ArgNameAt(const OperatorHandle& op, size_t index) {
   throw Error(ErrorKind::kType, StrCat("expected ", expected, ", got ", TypeName(obj)));
 }
 
+// A ScalarType argument opreg has no dtype for, named as it was given ('complex64',
+// torch.complex64) with its type.
+[[noreturn]] void ThrowBadScalarType(py::handle obj, const std::string& given,
+                                     const OperatorHandle* op, size_t index) {
+  const std::string got = StrCat(PyUnicode_Check(obj.ptr()) ? StrCat("'", given, "'") : given,
+                                 " (", TypeName(obj), ")");
+  const char* expected = "a ScalarType that opreg supports (a dtype name such as 'float32')";
+  if (op == nullptr) throw Error(ErrorKind::kType, StrCat("expected ", expected, ", got ", got));
+  throw Error(ErrorKind::kType, ArgErrorMessage(op->operator_name().str(), ArgNameAt(*op, index),
+                                                static_cast<int>(index), expected, got));
+}
+
 // `e` again, its message prefixed with the op and argument `index`; as it is without an op, or
 // when it names an op already.
 [[noreturn]] void RethrowNamed(const Error& e, const OperatorHandle* op, size_t index) {
@@ -294,7 +306,7 @@ IValue ToIValue(py::handle obj, ArgConv conv, const OperatorHandle* op, size_t i
                           : std::string(py::str(obj));
       absl::StatusOr<DType> d = ParseDType(s);
       if (d.ok()) return IValue(static_cast<int64_t>(TorchScalarTypeCode(*d)));
-      ThrowBadArg(obj, "ScalarType (a dtype name such as 'float32')", op, index);
+      ThrowBadScalarType(obj, s, op, index);
     }
     case Conv::kLayout:
     case Conv::kMemoryFormat: {

@@ -100,6 +100,13 @@ TEST_CASE("ScalarType, Layout and MemoryFormat as C++ enums", "[dispatch][types]
   CHECK_THROWS_WITH(op.CallBoxed({IValue(6), IValue(0), IValue(7)}),
                     "[ktypes::codes] argument 'memory_format' (#2): expected a MemoryFormat code "
                     "(0 to 3), got int");
+  // A ScalarType opreg has no dtype for is named (complex64 is 9), an unknown code by its number.
+  CHECK_THROWS_WITH(op.CallBoxed({IValue(9), IValue(0), IValue(0)}),
+                    "[ktypes::codes] argument 'dtype' (#0): expected a ScalarType that opreg "
+                    "supports, got torch.complex64 (ScalarType 9)");
+  CHECK_THROWS_WITH(op.CallBoxed({IValue(999), IValue(0), IValue(0)}),
+                    "[ktypes::codes] argument 'dtype' (#0): expected a ScalarType that opreg "
+                    "supports, got ScalarType code 999");
 }
 
 }  // namespace

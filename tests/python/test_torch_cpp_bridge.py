@@ -526,3 +526,21 @@ def test_results_are_typed_aliased_and_made_once_on_every_bridge():
         ops.meta(x)
     assert opreg_torch._kernels.live_results() == live
     lib._destroy()
+
+
+@needs_ops
+def test_a_scalar_type_opreg_lacks_is_named():
+    # torch.ops passes a dtype as its ScalarType code (or, on the Python-kernel path, as the
+    # object); opreg.ops as the object given. Either way the error names the dtype, not only the
+    # kind of value that carried it.
+    x = torch.randn(2, 8)
+    with pytest.raises(TypeError, match=r"\[opreg::per_token_quant\] argument 'dtype' \(#1\): "
+                                        r"expected a ScalarType that opreg supports.*, got "
+                                        r"torch\.complex64 \((ScalarType 9|torch\.dtype)\)"):
+        torch.ops.opreg.per_token_quant(x, torch.complex64)
+    with pytest.raises(TypeError, match=r"\[opreg::per_token_quant\] argument 'dtype' \(#1\): "
+                                        r"expected a ScalarType that opreg supports .*, got "
+                                        r"torch\.complex64 \(torch\.dtype\)"):
+        opreg.ops.opreg.per_token_quant(x, torch.complex64)
+    with pytest.raises(TypeError, match=r"got 'complex64' \(str\)"):
+        opreg.ops.opreg.per_token_quant(x, "complex64")
