@@ -46,6 +46,21 @@ constexpr bool TableIsIndexedByEnum() {
 }
 static_assert(TableIsIndexedByEnum(), "kDTypes must be in DType enumerator order");
 
+// dtype.h's kDTypeByTorchCode is indexed by torch code and sized by the row count, which holds
+// only while each row's code is its position.
+constexpr int kTorchCodesInRowOrder[] = {
+#define OPREG_TORCH_CODE_ROW(e, code, ...) code,
+    OPREG_FORALL_TORCH_SCALAR_TYPES(OPREG_TORCH_CODE_ROW)
+#undef OPREG_TORCH_CODE_ROW
+};
+constexpr bool TorchCodesArePositions() {
+  for (int i = 0; i < dtype_internal::kNumTorchCodes; ++i) {
+    if (kTorchCodesInRowOrder[i] != i) return false;
+  }
+  return true;
+}
+static_assert(TorchCodesArePositions(), "torch_scalar_types.h's codes must be their positions");
+
 const DTypeInfo& Info(DType dtype) { return kDTypes[static_cast<size_t>(dtype)]; }
 
 }  // namespace
@@ -54,13 +69,6 @@ std::string_view DTypeName(DType dtype) { return Info(dtype).name; }
 std::string_view TorchDTypeName(DType dtype) { return Info(dtype).torch_name; }
 bool IsFloatingPoint(DType dtype) { return Info(dtype).floating; }
 int TorchScalarTypeCode(DType dtype) { return Info(dtype).torch_code; }
-
-std::optional<DType> DTypeFromTorchScalarTypeCode(int64_t code) {
-  for (const DTypeInfo& info : kDTypes) {
-    if (info.torch_code == code) return info.dtype;
-  }
-  return std::nullopt;
-}
 
 absl::StatusOr<DType> ParseDType(std::string_view name) {
   std::string_view bare = name;

@@ -170,6 +170,7 @@ absl::StatusOr<RegistrationHandle> Dispatcher::DefineUnnotified(FunctionSchema s
                                                          std::move(options.tags),
                                                          options.alias_analysis,
                                                          {},
+                                                         {},
                                                          {}});
   const auto& args = def->schema.arguments();
   for (size_t i = 0; i < args.size(); ++i) {

@@ -4,7 +4,6 @@
 #include <ATen/ops/from_blob.h>
 #include <c10/util/intrusive_ptr.h>
 
-#include <array>
 #include <atomic>
 #include <complex>
 #include <optional>
@@ -19,29 +18,6 @@ namespace opreg::torch_native {
 namespace {
 
 std::atomic<int64_t> g_live_results{0};
-
-// opreg's DType of each torch ScalarType code, -1 where it has none: core's table
-// (DTypeFromTorchScalarTypeCode) read once when the module loads, so that each tensor argument
-// costs an index instead of a search through another library.
-class TorchDTypes {
- public:
-  TorchDTypes() {
-    for (size_t code = 0; code < dtypes_.size(); ++code) {
-      const std::optional<DType> d = DTypeFromTorchScalarTypeCode(static_cast<int64_t>(code));
-      dtypes_[code] = d ? static_cast<int16_t>(*d) : -1;
-    }
-  }
-  std::optional<DType> Of(int64_t code) const {
-    if (code < 0 || code >= static_cast<int64_t>(dtypes_.size()) || dtypes_[code] < 0) {
-      return std::nullopt;
-    }
-    return static_cast<DType>(dtypes_[code]);
-  }
-
- private:
-  std::array<int16_t, 64> dtypes_;
-};
-const TorchDTypes kTorchDTypes;
 
 std::string Named(const ValueName& n) {
   return n.argument != nullptr ? StrCat("argument '", *n.argument, "' (#", n.index, ")")
@@ -90,7 +66,7 @@ Tensor ImportTensor(const at::Tensor& t, bool written, const ValueName& n, Recyc
   // A torch tensor passed twice is one opreg tensor, so the kernel sees the aliasing.
   if (const Tensor* known = scope.Find(impl)) return *known;
   const int64_t code = static_cast<int64_t>(t.scalar_type());
-  const std::optional<DType> dtype = kTorchDTypes.Of(code);
+  const std::optional<DType> dtype = DTypeFromTorchScalarTypeCode(code);
   if (OPREG_UNLIKELY(!dtype)) {
     const TorchScalarTypeEntry* entry = TorchScalarTypeFromCode(code);
     throw Error(ErrorKind::kType,

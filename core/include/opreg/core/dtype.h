@@ -4,6 +4,7 @@
 // Thread safety: all functions are pure.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -12,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "opreg/core/dtype_table.h"
+#include "opreg/core/torch_scalar_types.h"
 
 namespace opreg {
 
@@ -59,9 +61,47 @@ bool IsFloatingPoint(DType dtype);
 // PyTorch's c10::ScalarType code (Float=6, BFloat16=15, Float8_e4m3fn=24, ...).
 int TorchScalarTypeCode(DType dtype);
 
+namespace dtype_internal {
+
+// c10::ScalarType's codes by enumerator, and how many there are (codes are positions).
+enum class TorchCode : int {
+#define OPREG_TORCH_CODE(e, code, ...) k##e = code,
+  OPREG_FORALL_TORCH_SCALAR_TYPES(OPREG_TORCH_CODE)
+#undef OPREG_TORCH_CODE
+};
+inline constexpr int kNumTorchCodes = 0
+#define OPREG_TORCH_CODE_COUNT(...) +1
+    OPREG_FORALL_TORCH_SCALAR_TYPES(OPREG_TORCH_CODE_COUNT)
+#undef OPREG_TORCH_CODE_COUNT
+    ;
+
+// The DType enumerator value of each torch code, -1 where opreg has none. Generated here, in the
+// header, so that a bridge's per-tensor lookup is an index with no call into libopreg_core. It has
+// a row for every value of c10::ScalarType's underlying int8_t, not only for the codes torch has
+// named, so that the index needs no range check beyond the one torch makes of its own codes.
+inline constexpr int kTorchCodeRows = 256;
+static_assert(kNumTorchCodes <= kTorchCodeRows);
+constexpr std::array<int8_t, kTorchCodeRows> MakeDTypeByTorchCode() {
+  std::array<int8_t, kTorchCodeRows> table{};
+  for (int8_t& d : table) d = -1;
+#define OPREG_DTYPE_BY_TORCH_CODE(_, e, short_name, torch, ...) \
+  table[static_cast<int>(TorchCode::k##torch)] = static_cast<int8_t>(DType::k##e);
+  OPREG_DTYPE_TABLE(OPREG_DTYPE_BY_TORCH_CODE, _)
+#undef OPREG_DTYPE_BY_TORCH_CODE
+  return table;
+}
+inline constexpr std::array<int8_t, kTorchCodeRows> kDTypeByTorchCode = MakeDTypeByTorchCode();
+
+}  // namespace dtype_internal
+
 // The DType of a c10::ScalarType code, or nullopt for codes opreg has no dtype for (complex,
 // quantized, ...).
-std::optional<DType> DTypeFromTorchScalarTypeCode(int64_t code);
+inline std::optional<DType> DTypeFromTorchScalarTypeCode(int64_t code) {
+  if (static_cast<uint64_t>(code) >= dtype_internal::kTorchCodeRows) return std::nullopt;
+  const int8_t d = dtype_internal::kDTypeByTorchCode[static_cast<size_t>(code)];
+  if (d < 0) return std::nullopt;
+  return static_cast<DType>(d);
+}
 
 // Prints DTypeName(dtype).
 std::ostream& operator<<(std::ostream& os, DType dtype);
