@@ -79,6 +79,22 @@ TEST_CASE("dtype: torch aliases and unknown names") {
   CHECK_FALSE(opreg::DTypeFromTorchScalarTypeCode(-1).has_value());
 }
 
+TEST_CASE("dtype: every torch code with no opreg dtype, and codes past torch's, give none") {
+  int found = 0;
+  for (int64_t code : {int64_t{-129}, int64_t{-1}, int64_t{46}, int64_t{127}, int64_t{255},
+                       int64_t{256}, int64_t{1} << 40, std::numeric_limits<int64_t>::min()}) {
+    INFO(code);
+    CHECK_FALSE(opreg::DTypeFromTorchScalarTypeCode(code).has_value());
+  }
+  for (int64_t code = 0; code < 256; ++code) {
+    const std::optional<DType> d = opreg::DTypeFromTorchScalarTypeCode(code);
+    if (!d) continue;
+    ++found;
+    CHECK(opreg::TorchScalarTypeCode(*d) == code);
+  }
+  CHECK(found == opreg::kNumDTypes);  // Each dtype is found at its own code and nowhere else.
+}
+
 TEST_CASE("dtype traits map C++ types") {
   static_assert(opreg::kDTypeOf<float> == DType::kFloat32);
   static_assert(opreg::kDTypeOf<const opreg::BFloat16> == DType::kBFloat16);
