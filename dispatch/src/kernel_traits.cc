@@ -84,10 +84,14 @@ std::string ArgumentName(const OperatorHandle* op, size_t index) {
 
 }  // namespace
 
-void ThrowArgTypeError(const ArgSite& at, std::string_view expected, const IValue& v) {
+void ThrowArgError(const ArgSite& at, std::string_view expected, std::string_view got) {
   const std::string op = at.op != nullptr ? at.op->operator_name().str() : "<kernel>";
   OPREG_THROW(kType, ArgErrorMessage(op, ArgumentName(at.op, at.index), static_cast<int>(at.index),
-                                     expected, BoxedTypeName(v)));
+                                     expected, got));
+}
+
+void ThrowArgTypeError(const ArgSite& at, std::string_view expected, const IValue& v) {
+  ThrowArgError(at, expected, BoxedTypeName(v));
 }
 
 void ThrowReturnTypeError(const OperatorHandle* op, size_t index, std::string_view expected,
@@ -118,13 +122,10 @@ DType ArgTraits<DType>::FromIValue(const IValue& v, const detail::ArgSite& at) {
     if (std::optional<DType> d = DTypeFromTorchScalarTypeCode(code)) return *d;
     // A ScalarType opreg has no dtype for (complex, quantized, ...): named, as torch would.
     const TorchScalarTypeEntry* entry = TorchScalarTypeFromCode(code);
-    const std::string op = at.op != nullptr ? at.op->operator_name().str() : "<kernel>";
-    const std::string got = entry != nullptr
-                                ? StrCat("torch.", entry->name, " (ScalarType ", code, ")")
-                                : StrCat("ScalarType code ", code);
-    OPREG_THROW(kType, ArgErrorMessage(op, detail::ArgumentName(at.op, at.index),
-                                       static_cast<int>(at.index),
-                                       "a ScalarType that opreg supports", got));
+    detail::ThrowArgError(at, "a ScalarType that opreg supports",
+                          entry != nullptr
+                              ? StrCat("torch.", entry->name, " (ScalarType ", code, ")")
+                              : StrCat("ScalarType code ", code));
   }
   detail::ThrowArgTypeError(at, "ScalarType", v);
 }

@@ -17,26 +17,27 @@ std::string_view ArgNameAt(const OperatorHandle& op, size_t index) {
   return index < args.size() ? std::string_view(args[index].name()) : std::string_view("?");
 }
 
+// Argument `index` of `op` (or of no op) was `got` where `expected` was wanted.
+[[noreturn]] void ThrowBadArgGot(std::string_view expected, std::string_view got,
+                                 const OperatorHandle* op, size_t index) {
+  if (op == nullptr) throw Error(ErrorKind::kType, StrCat("expected ", expected, ", got ", got));
+  throw Error(ErrorKind::kType, ArgErrorMessage(op->operator_name().str(), ArgNameAt(*op, index),
+                                                static_cast<int>(index), expected, got));
+}
+
 [[noreturn]] void ThrowBadArg(py::handle obj, const char* expected, const OperatorHandle* op,
                               size_t index) {
-  if (op != nullptr) {
-    throw Error(ErrorKind::kType,
-                ArgErrorMessage(op->operator_name().str(), ArgNameAt(*op, index),
-                                static_cast<int>(index), expected, TypeName(obj)));
-  }
-  throw Error(ErrorKind::kType, StrCat("expected ", expected, ", got ", TypeName(obj)));
+  ThrowBadArgGot(expected, TypeName(obj), op, index);
 }
 
 // A ScalarType argument opreg has no dtype for, named as it was given ('complex64',
 // torch.complex64) with its type.
 [[noreturn]] void ThrowBadScalarType(py::handle obj, const std::string& given,
                                      const OperatorHandle* op, size_t index) {
-  const std::string got = StrCat(PyUnicode_Check(obj.ptr()) ? StrCat("'", given, "'") : given,
-                                 " (", TypeName(obj), ")");
-  const char* expected = "a ScalarType that opreg supports (a dtype name such as 'float32')";
-  if (op == nullptr) throw Error(ErrorKind::kType, StrCat("expected ", expected, ", got ", got));
-  throw Error(ErrorKind::kType, ArgErrorMessage(op->operator_name().str(), ArgNameAt(*op, index),
-                                                static_cast<int>(index), expected, got));
+  ThrowBadArgGot("a ScalarType that opreg supports (a dtype name such as 'float32')",
+                 StrCat(PyUnicode_Check(obj.ptr()) ? StrCat("'", given, "'") : given, " (",
+                        TypeName(obj), ")"),
+                 op, index);
 }
 
 // `e` again, its message prefixed with the op and argument `index`; as it is without an op, or

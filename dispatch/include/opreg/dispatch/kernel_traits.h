@@ -52,7 +52,9 @@ struct ArgSite {
   size_t index;
 };
 
-// Throws kType: "[ns::op] argument 'name' (#i): expected <expected>, got <tag of v>".
+// Throws kType: "[ns::op] argument 'name' (#i): expected <expected>, got <got>".
+[[noreturn]] void ThrowArgError(const ArgSite& at, std::string_view expected, std::string_view got);
+// ThrowArgError with `got` the tag of v.
 [[noreturn]] void ThrowArgTypeError(const ArgSite& at, std::string_view expected, const IValue& v);
 // Throws kType for a kernel whose result does not match its schema.
 [[noreturn]] void ThrowReturnTypeError(const OperatorHandle* op, size_t index,
