@@ -361,7 +361,11 @@ inline void OperatorHandle::CallBoxedChecked(Stack* stack, bool check_written) c
   RunKernel(ComputeDispatchKey(*stack, 0), schema, stack);
 }
 
-void OperatorHandle::CallBoxedPrepared(Stack* stack, DeviceType device) const {
+void OperatorHandle::ThrowWrongReturnCount(DispatchKey key, size_t left, size_t declared) const {
+  ThrowReturnCount(entry_->name(), key, left, declared);
+}
+
+void OperatorHandle::CallBoxedPreparedSlow(Stack* stack, DeviceType device) const {
   // Interception needs the checked path (the interceptor records defaults and coerced values).
   if (OPREG_UNLIKELY(detail::AnyCallInterceptor())) return CallBoxedInPlace(stack);
   const OpDefinition* def = entry_->definition();

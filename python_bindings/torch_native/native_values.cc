@@ -30,6 +30,23 @@ std::string Named(const ValueName& n) {
                                        ", which opreg has no value for"));
 }
 
+// ImportTensor's errors, out of line so that its common path keeps a small frame.
+[[noreturn]] __attribute__((noinline, cold)) void ThrowUnsupportedDType(const ValueName& n,
+                                                                        int64_t code) {
+  const TorchScalarTypeEntry* entry = TorchScalarTypeFromCode(code);
+  throw Error(ErrorKind::kType,
+              ArgErrorMessage(*n.op, *n.argument, static_cast<int>(n.index),
+                              "a tensor of a dtype opreg has",
+                              entry != nullptr ? StrCat("torch.", entry->name)
+                                               : StrCat("torch ScalarType code ", code)));
+}
+[[noreturn]] __attribute__((noinline, cold)) void ThrowUnsupportedDevice(const ValueName& n,
+                                                                         const c10::Device& d) {
+  throw Error(ErrorKind::kValue,
+              ArgErrorMessage(*n.op, *n.argument, static_cast<int>(n.index),
+                              "a CPU or CUDA tensor", StrCat("a tensor on ", d.str())));
+}
+
 // The reference an opreg tensor made of a torch tensor takes when it outlives its call (the
 // call's scope borrowed torch's), dropped when the opreg tensor goes. A tensor that does not
 // outlive the call costs neither.
@@ -67,14 +84,7 @@ Tensor ImportTensor(const at::Tensor& t, bool written, const ValueName& n, Recyc
   if (const Tensor* known = scope.Find(impl)) return *known;
   const int64_t code = static_cast<int64_t>(t.scalar_type());
   const std::optional<DType> dtype = DTypeFromTorchScalarTypeCode(code);
-  if (OPREG_UNLIKELY(!dtype)) {
-    const TorchScalarTypeEntry* entry = TorchScalarTypeFromCode(code);
-    throw Error(ErrorKind::kType,
-                ArgErrorMessage(*n.op, *n.argument, static_cast<int>(n.index),
-                                "a tensor of a dtype opreg has",
-                                entry != nullptr ? StrCat("torch.", entry->name)
-                                                 : StrCat("torch ScalarType code ", code)));
-  }
+  if (OPREG_UNLIKELY(!dtype)) ThrowUnsupportedDType(n, code);
   const c10::Device d = t.device();
   Device device;
   if (d.is_cpu()) {
@@ -83,9 +93,7 @@ Tensor ImportTensor(const at::Tensor& t, bool written, const ValueName& n, Recyc
     device = Device::cuda(d.index());
     if (facts.cuda_device < 0) facts.cuda_device = d.index();
   } else {
-    throw Error(ErrorKind::kValue,
-                ArgErrorMessage(*n.op, *n.argument, static_cast<int>(n.index),
-                                "a CPU or CUDA tensor", StrCat("a tensor on ", d.str())));
+    ThrowUnsupportedDevice(n, d);
   }
   // The mutable pointer even for a read argument (as the stable ABI's aoti_torch_get_data_ptr):
   // the same torch tensor may come again as a written argument, and is then this opreg tensor,

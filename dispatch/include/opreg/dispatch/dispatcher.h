@@ -114,8 +114,26 @@ class OperatorHandle {
   // argument checks and the key computation, nothing else: an installed call interceptor still
   // gets the call (through CallBoxedInPlace), and a missing kernel or a wrong number of returns
   // throws as there. A stack that breaks the promise is undefined behaviour; when unsure, call
-  // CallBoxedInPlace.
-  void CallBoxedPrepared(Stack* stack, DeviceType device) const;
+  // CallBoxedInPlace. Inline: a binding makes one such call per op call, and its common path
+  // is a few loads around the kernel's call.
+  void CallBoxedPrepared(Stack* stack, DeviceType device) const {
+    const OpDefinition* def = entry_->definition();
+    const KernelFunction* kernel = entry_->kernel(DispatchKeyFor(device));
+    if (__builtin_expect(detail::AnyCallInterceptor() || def == nullptr || kernel == nullptr ||
+                             !def->written_tensor_arguments.empty(),
+                         0)) {
+      return CallBoxedPreparedSlow(stack, device);
+    }
+    try {
+      kernel->CallBoxed(*this, stack);
+    } catch (const Error& e) {
+      detail::RethrowNamingOp(entry_->name(), e);
+    }
+    const FunctionSchema& schema = def->schema;
+    if (__builtin_expect(!schema.is_varret() && stack->size() != schema.returns().size(), 0)) {
+      ThrowWrongReturnCount(DispatchKeyFor(device), stack->size(), schema.returns().size());
+    }
+  }
   // CallBoxedInPlace for a caller that allocated every tensor the op writes itself, just now
   // (fresh, dense, writable buffers that alias nothing: out resolution's outputs). It skips the
   // checks of written arguments (overlap with other arguments, read-only memory, layout), which
@@ -161,6 +179,11 @@ class OperatorHandle {
   // is not a Tensor.
   void CheckWrittenTensors(const OpDefinition& def, const Tensor* const* tensors,
                            size_t n) const;
+  // CallBoxedPrepared when an interceptor is installed, the op is undefined or has no kernel for
+  // `device` (both throw), or it writes an argument (checked first).
+  void CallBoxedPreparedSlow(Stack* stack, DeviceType device) const;
+  // Throws kRuntime: the `key` kernel left `left` values on the stack, not `declared`.
+  [[noreturn]] void ThrowWrongReturnCount(DispatchKey key, size_t left, size_t declared) const;
   // Runs the kernel for `key` on a checked stack and checks the number of returns. Inline,
   // defined in operator_handle.cc (its only callers' file).
   inline void RunKernel(DispatchKey key, const FunctionSchema& schema, Stack* stack) const;
