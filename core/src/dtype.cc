@@ -46,21 +46,6 @@ constexpr bool TableIsIndexedByEnum() {
 }
 static_assert(TableIsIndexedByEnum(), "kDTypes must be in DType enumerator order");
 
-// dtype.h's kDTypeByTorchCode is indexed by torch code and sized by the row count, which holds
-// only while each row's code is its position.
-constexpr int kTorchCodesInRowOrder[] = {
-#define OPREG_TORCH_CODE_ROW(e, code, ...) code,
-    OPREG_FORALL_TORCH_SCALAR_TYPES(OPREG_TORCH_CODE_ROW)
-#undef OPREG_TORCH_CODE_ROW
-};
-constexpr bool TorchCodesArePositions() {
-  for (int i = 0; i < dtype_internal::kNumTorchCodes; ++i) {
-    if (kTorchCodesInRowOrder[i] != i) return false;
-  }
-  return true;
-}
-static_assert(TorchCodesArePositions(), "torch_scalar_types.h's codes must be their positions");
-
 const DTypeInfo& Info(DType dtype) { return kDTypes[static_cast<size_t>(dtype)]; }
 
 }  // namespace

@@ -63,24 +63,19 @@ int TorchScalarTypeCode(DType dtype);
 
 namespace dtype_internal {
 
-// c10::ScalarType's codes by enumerator, and how many there are (codes are positions).
+// c10::ScalarType's codes by enumerator.
 enum class TorchCode : int {
 #define OPREG_TORCH_CODE(e, code, ...) k##e = code,
   OPREG_FORALL_TORCH_SCALAR_TYPES(OPREG_TORCH_CODE)
 #undef OPREG_TORCH_CODE
 };
-inline constexpr int kNumTorchCodes = 0
-#define OPREG_TORCH_CODE_COUNT(...) +1
-    OPREG_FORALL_TORCH_SCALAR_TYPES(OPREG_TORCH_CODE_COUNT)
-#undef OPREG_TORCH_CODE_COUNT
-    ;
 
 // The DType enumerator value of each torch code, -1 where opreg has none. Generated here, in the
 // header, so that a bridge's per-tensor lookup is an index with no call into libopreg_core. It has
 // a row for every value of c10::ScalarType's underlying int8_t, not only for the codes torch has
-// named, so that the index needs no range check beyond the one torch makes of its own codes.
+// named, so that the index needs no range check beyond the one torch makes of its own codes (a
+// code past the rows would fail this constant evaluation).
 inline constexpr int kTorchCodeRows = 256;
-static_assert(kNumTorchCodes <= kTorchCodeRows);
 constexpr std::array<int8_t, kTorchCodeRows> MakeDTypeByTorchCode() {
   std::array<int8_t, kTorchCodeRows> table{};
   for (int8_t& d : table) d = -1;
