@@ -25,7 +25,6 @@ thread_local RecycledTensorCache t_recycled_tensor_caches[2];  // zero-initialis
 namespace {
 
 using internal::RecycledTensorCache;
-
 using internal::t_recycled_tensor_caches;
 
 RecycledTensorCache& CacheOf(RecyclePool pool) {

@@ -177,7 +177,6 @@ IValue FromTorchTensor(const at::Tensor& t, bool written, const ValueName& n, Re
 
 IValue FromTorchValue(const c10::IValue& v, bool written, const ValueName& n, RecycleScope& scope,
                       ArgumentFacts& facts) {
-  if (v.isTensor()) return FromTorchTensor(v.toTensor(), written, n, scope, facts);
   if (v.isInt()) return IValue(v.toInt());
   if (v.isDouble()) return IValue(v.toDouble());
   if (v.isBool()) return IValue(v.toBool());

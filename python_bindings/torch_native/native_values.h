@@ -7,7 +7,8 @@
 // ends (BorrowTorchTensors), held until it goes. A torch tensor made of an opreg result views the
 // result's memory and keeps the opreg tensor alive until torch frees it. Errors: opreg::Error
 // naming the op and the argument or return (kType for a dtype or value kind opreg has no
-// counterpart for, kValue for a device it has no kernels on). Not thread-safe by itself; each call converts its own values.
+// counterpart for, kValue for a device it has no kernels on). Not thread-safe by itself; each
+// call converts its own values.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -69,7 +70,7 @@ struct ValueName {
 // BorrowOwners): the caller keeps torch's arguments alive until the scope ends.
 void BorrowTorchTensors(RecycleScope& scope);
 
-// FromTorch() for a tensor (an undefined one is None) and for any value.
+// FromTorch() for a tensor (an undefined one is None) and for any other value.
 IValue FromTorchTensor(const at::Tensor& t, bool written, const ValueName& name,
                        RecycleScope& scope, ArgumentFacts& facts);
 IValue FromTorchValue(const c10::IValue& v, bool written, const ValueName& name,
